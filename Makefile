@@ -1,0 +1,164 @@
+# SPDX-License-Identifier: MIT
+# rdax top-level Makefile. `make`, `make check`, `make demo`, `make install`.
+
+VERSION := $(shell cat VERSION)
+SOVER   := 0
+
+prefix      ?= /usr/local
+exec_prefix ?= $(prefix)
+bindir      ?= $(exec_prefix)/bin
+sbindir     ?= $(exec_prefix)/sbin
+libdir      ?= $(exec_prefix)/lib
+includedir  ?= $(prefix)/include
+mandir      ?= $(prefix)/share/man
+pkgconfigdir ?= $(libdir)/pkgconfig
+# PREFIX is accepted as an alias of prefix (make install PREFIX=/opt/rdax)
+ifdef PREFIX
+prefix := $(PREFIX)
+endif
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+B       ?= build
+
+override CPPFLAGS += -D_GNU_SOURCE -Iinclude -Isrc -DRDAX_VERSION=\"$(VERSION)\"
+override CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
+		     -Wno-missing-field-initializers -fPIC -fvisibility=hidden \
+		     -MMD -MP -pthread $(EXTRA_CFLAGS)
+ifdef WERROR
+override CFLAGS += -Werror
+endif
+ifdef SANITIZE
+override CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+override LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+LIBS_CORE := -lcrypto -linih -lpthread
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+# Modules shared by the server and the client library.
+CORE_MODS := util proto crypto transport mem store
+CORE_SRC  := $(sort $(foreach m,$(CORE_MODS),$(wildcard src/$(m)/*.c)))
+SRV_SRC   := $(sort $(wildcard src/server/*.c))
+CLI_SRC   := $(sort $(wildcard src/client/*.c))
+
+CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
+SRV_OBJ  := $(SRV_SRC:%.c=$(B)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
+
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+ITOOL_SRC := $(sort $(wildcard tests/integ/*.c))
+ITOOL_BIN := $(ITOOL_SRC:tests/integ/%.c=$(B)/tests/%)
+
+LIB_SO   := $(B)/librdax.so
+LIB_SONAME := librdax.so.$(SOVER)
+LIB_REAL := $(B)/librdax.so.$(VERSION)
+
+PROGS := $(B)/rdaxd $(B)/rdax
+
+all: $(PROGS) $(LIB_SO) $(B)/rdax.pc $(B)/librdax-core.a
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/librdax-core.a: $(CORE_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(B)/librdax-server.a: $(SRV_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(LIB_REAL): $(CLI_OBJ) $(B)/librdax-core.a src/librdax.map
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -o $@ $(CLI_OBJ) $(B)/librdax-core.a $(LDFLAGS) \
+		-Wl,-soname,$(LIB_SONAME) -Wl,--version-script=src/librdax.map \
+		-Wl,-z,defs -Wl,--as-needed -pthread $(LIBS_CORE)
+
+$(LIB_SO): $(LIB_REAL)
+	$(Q)ln -sf librdax.so.$(VERSION) $(B)/$(LIB_SONAME)
+	$(Q)ln -sf $(LIB_SONAME) $@
+
+$(B)/rdax.pc: rdax.pc.in VERSION
+	$(Q)sed -e 's|@prefix@|$(prefix)|' -e 's|@libdir@|$(libdir)|' \
+		-e 's|@includedir@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+$(B)/rdaxd: $(B)/tools/rdaxd.o $(B)/librdax-server.a $(B)/librdax-core.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_CORE)
+
+# The CLI uses only the public API; $ORIGIN lets it run from build/.
+$(B)/rdax: $(B)/tools/rdax.o $(LIB_SO)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $< $(LDFLAGS) -L$(B) -lrdax -Wl,-rpath,'$$ORIGIN'
+
+# Unit tests may use any internal module.
+$(B)/tests/%: $(B)/tests/unit/%.o $(B)/librdax-server.a $(B)/librdax-core.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_CORE)
+
+# Integration helpers (raw protocol clients) also use internals.
+$(B)/tests/%: $(B)/tests/integ/%.o $(B)/librdax-server.a $(B)/librdax-core.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_CORE)
+
+tests: all $(UNIT_BIN) $(ITOOL_BIN)
+
+deps:
+	tools/deps.sh
+
+# `make check` installs what is missing, builds, and runs every tier this
+# machine allows (the VM tier when qemu can boot).
+check: deps
+	$(MAKE) tests
+	tests/run.sh
+
+check-host: tests
+	RDAX_SKIP_VM=1 tests/run.sh
+
+check-vm: deps
+	$(MAKE) tests
+	tests/run.sh vm
+
+check-asan:
+	$(MAKE) B=build-asan SANITIZE=address,undefined CFLAGS="-O1 -g" tests
+	B=build-asan RDAX_SKIP_VM=1 tests/run.sh
+
+demo: deps
+	$(MAKE) all
+	tools/demo.sh
+
+install: all
+	install -D -m 0755 $(B)/rdaxd $(DESTDIR)$(sbindir)/rdaxd
+	install -D -m 0755 $(B)/rdax $(DESTDIR)$(bindir)/rdax
+	install -D -m 0755 $(LIB_REAL) $(DESTDIR)$(libdir)/librdax.so.$(VERSION)
+	ln -sf librdax.so.$(VERSION) $(DESTDIR)$(libdir)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(libdir)/librdax.so
+	install -D -m 0644 include/rdax.h $(DESTDIR)$(includedir)/rdax.h
+	install -D -m 0644 $(B)/rdax.pc $(DESTDIR)$(pkgconfigdir)/rdax.pc
+	for m in $(wildcard man/*.[1-8]); do \
+		s=$${m##*.}; install -D -m 0644 $$m $(DESTDIR)$(mandir)/man$$s/$${m##*/}; \
+	done
+
+uninstall:
+	rm -f $(DESTDIR)$(sbindir)/rdaxd $(DESTDIR)$(bindir)/rdax \
+		$(DESTDIR)$(libdir)/librdax.so* $(DESTDIR)$(includedir)/rdax.h \
+		$(DESTDIR)$(pkgconfigdir)/rdax.pc
+
+clean:
+	rm -rf $(B) build-asan
+
+.PHONY: all tests deps check check-host check-vm check-asan demo install uninstall clean
+.SECONDARY:
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,99 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Test runner: runs every test of the selected tiers with a timeout and
+# prints one "N passed, N failed, N skipped" line. A test exits 0 (pass),
+# 77 (skip) or anything else (fail).
+#
+# usage: tests/run.sh [TIER...]   tiers: unit integ vm (default: all)
+#        RDAX_SKIP_VM=1 leaves the VM tier out; TEST_TIMEOUT=secs per test.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 99
+B=${B:-build}
+export B RDAX_TOP="$top"
+tiers=${*:-unit integ vm}
+[ "${RDAX_SKIP_VM:-0}" = 1 ] && tiers=$(echo "$tiers" | sed 's/vm//')
+logdir="$B/test-logs"
+mkdir -p "$logdir"
+pass=0 fail=0 skip=0 failed="" skipped=""
+
+run_one() { # name timeout cmd...
+	name=$1 t=$2
+	shift 2
+	log="$logdir/$(echo "$name" | tr '/ ' '__').log"
+	start=$(date +%s)
+	timeout -k 10 "$t" "$@" >"$log" 2>&1
+	rc=$?
+	dur=$(($(date +%s) - start))
+	case $rc in
+	0) pass=$((pass + 1)); printf '  PASS  %-40s %3ss\n' "$name" "$dur" ;;
+	77) skip=$((skip + 1)); skipped="$skipped $name"
+		why=$(grep -m1 '^SKIP' "$log" | cut -c1-90)
+		printf '  SKIP  %-40s %3ss  %s\n' "$name" "$dur" "$why" ;;
+	*) fail=$((fail + 1)); failed="$failed $name"
+		[ $rc = 124 ] && echo "TIMEOUT after ${t}s" >>"$log"
+		printf '  FAIL  %-40s %3ss  (rc=%s, log %s)\n' "$name" "$dur" "$rc" "$log"
+		tail -n 15 "$log" | sed 's/^/        | /' ;;
+	esac
+}
+
+# A suite prints TAP-style lines ("ok NAME", "not ok NAME",
+# "ok NAME # SKIP reason") and each line counts as one test. A suite that
+# exits 77 without any line is one skip; a non-zero exit without a
+# "not ok" line is one failure.
+run_suite() { # name timeout cmd...
+	name=$1 t=$2
+	shift 2
+	log="$logdir/$name.log"
+	timeout -k 10 "$t" "$@" >"$log" 2>&1
+	rc=$?
+	n=0
+	while IFS= read -r line; do
+		case $line in
+		"not ok "*) n=$((n + 1)); fail=$((fail + 1)); sub=${line#not ok }
+			failed="$failed $name/${sub%% *}"; echo "  FAIL  $name/$sub" ;;
+		"ok "*"# SKIP"*) n=$((n + 1)); skip=$((skip + 1)); sub=${line#ok }
+			echo "  SKIP  $name/$sub" ;;
+		"ok "*) n=$((n + 1)); pass=$((pass + 1)); echo "  PASS  $name/${line#ok }" ;;
+		esac
+	done <"$log"
+	if [ $rc = 77 ] && [ $n = 0 ]; then
+		skip=$((skip + 1))
+		printf '  SKIP  %-40s %s\n' "$name" "$(grep -m1 '^SKIP' "$log" | cut -c1-90)"
+	elif [ $rc != 0 ] && [ $rc != 77 ] && ! grep -q '^not ok ' "$log"; then
+		fail=$((fail + 1)); failed="$failed $name"
+		[ $rc = 124 ] && echo "TIMEOUT after ${t}s" >>"$log"
+		printf '  FAIL  %-40s (rc=%s, log %s)\n' "$name" "$rc" "$log"
+		tail -n 15 "$log" | sed 's/^/        | /'
+	fi
+}
+
+for tier in $tiers; do
+	case $tier in
+	unit)
+		echo "unit tests:"
+		for t in "$B"/tests/test_*; do
+			[ -x "$t" ] || continue
+			run_one "unit/${t##*/}" "${TEST_TIMEOUT:-120}" "$t"
+		done ;;
+	integ)
+		echo "integration tests:"
+		for t in tests/integ/*.sh; do
+			[ -f "$t" ] || continue
+			run_one "integ/$(basename "$t" .sh)" "${TEST_TIMEOUT:-600}" sh "$t"
+		done ;;
+	vm)
+		echo "VM tests:"
+		if [ -x tests/vm/check ]; then
+			run_suite "vm" "${VM_TIMEOUT:-1800}" tests/vm/check
+		else
+			echo "SKIP: tests/vm/check missing" >"$logdir/vm.log"
+			skip=$((skip + 1)); printf '  SKIP  %-40s\n' "vm (no tests/vm/check)"
+		fi ;;
+	*) echo "run.sh: unknown tier $tier" >&2; exit 99 ;;
+	esac
+done
+
+[ -n "$failed" ] && echo "failed:$failed"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]

@@ -1,0 +1,79 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Install the Debian packages rdax needs. Idempotent; prints what it installs.
+#
+# usage: tools/deps.sh [GROUP...]   groups: build test vm fio all (default all)
+set -eu
+
+pkgs_build="gcc clang make pkg-config libc6-dev libssl-dev libinih-dev
+	liburing-dev libpmem2-dev libibverbs-dev librdmacm-dev libnuma-dev"
+pkgs_test="samba smbclient samba-testsuite tshark xxd procps psmisc
+	iproute2 openssl python3 gnuplot-nox"
+pkgs_fio="fio dpkg-dev"
+pkgs_vm="linux-image-amd64 qemu-system-x86 busybox-static cpio kmod
+	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
+	ndctl daxctl e2fsprogs cifs-utils iproute2 bc bison flex libelf-dev
+	xz-utils patch libpmem2-dev"
+
+groups=${*:-all}
+want=""
+for g in $groups; do
+	case $g in
+	build) want="$want $pkgs_build" ;;
+	test) want="$want $pkgs_test" ;;
+	fio) want="$want $pkgs_fio" ;;
+	vm) want="$want $pkgs_vm" ;;
+	all) want="$want $pkgs_build $pkgs_test $pkgs_fio $pkgs_vm" ;;
+	*) echo "deps.sh: unknown group '$g' (build test fio vm all)" >&2; exit 2 ;;
+	esac
+done
+
+# The VM tier also needs headers and source matching the installed kernel
+# image; resolve them once linux-image-amd64 is known.
+kver_pkgs() {
+	for img in /boot/vmlinuz-*-amd64; do
+		[ -e "$img" ] || continue
+		kver=${img#/boot/vmlinuz-}
+		echo "linux-headers-$kver"
+		series=$(echo "$kver" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')
+		echo "linux-source-$series"
+	done
+}
+
+missing() {
+	for p in "$@"; do
+		s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+		[ "$s" = installed ] || echo "$p"
+	done
+}
+
+install_pkgs() {
+	[ $# -gt 0 ] || return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps.sh: missing packages: $*" >&2
+		echo "deps.sh: run as root to install them" >&2
+		exit 1
+	fi
+	echo "deps.sh: installing: $*"
+	export DEBIAN_FRONTEND=noninteractive
+	# tshark asks whether non-root users may capture; keep the default.
+	echo "wireshark-common wireshark-common/install-setuid boolean false" |
+		debconf-set-selections 2>/dev/null || true
+	if ! apt-get install -y -q --no-install-recommends "$@" >/tmp/rdax-deps.log 2>&1; then
+		apt-get update -q >>/tmp/rdax-deps.log 2>&1 || true
+		if ! apt-get install -y -q --no-install-recommends "$@" >>/tmp/rdax-deps.log 2>&1; then
+			tail -n 30 /tmp/rdax-deps.log >&2
+			echo "deps.sh: apt-get install failed (log: /tmp/rdax-deps.log)" >&2
+			exit 1
+		fi
+	fi
+}
+
+# shellcheck disable=SC2086
+install_pkgs $(missing $want | sort -u)
+case " $groups " in
+*" vm "* | *" all "*)
+	# shellcheck disable=SC2046
+	install_pkgs $(missing $(kver_pkgs) | sort -u) ;;
+esac
+exit 0
