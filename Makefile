@@ -101,7 +101,7 @@ $(B)/rdax: $(B)/tools/rdax.o $(LIB_SO)
 	$(Q)$(CC) -o $@ $< $(LDFLAGS) -L$(B) -lrdax -Wl,-rpath,'$$ORIGIN'
 
 # Unit tests may use any internal module.
-$(B)/tests/%: $(B)/tests/unit/%.o $(B)/librdax-server.a $(B)/librdax-core.a
+$(B)/tests/%: $(B)/tests/unit/%.o $(CLI_OBJ) $(B)/librdax-server.a $(B)/librdax-core.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_CORE)
@@ -145,7 +145,10 @@ install: all
 	ln -sf librdax.so.$(VERSION) $(DESTDIR)$(libdir)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(libdir)/librdax.so
 	install -D -m 0644 include/rdax.h $(DESTDIR)$(includedir)/rdax.h
-	install -D -m 0644 $(B)/rdax.pc $(DESTDIR)$(pkgconfigdir)/rdax.pc
+	mkdir -p $(DESTDIR)$(pkgconfigdir)
+	sed -e 's|@prefix@|$(prefix)|' -e 's|@libdir@|$(libdir)|' \
+		-e 's|@includedir@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|' \
+		rdax.pc.in > $(DESTDIR)$(pkgconfigdir)/rdax.pc
 	for m in $(wildcard man/*.[1-8]); do \
 		s=$${m##*.}; install -D -m 0644 $$m $(DESTDIR)$(mandir)/man$$s/$${m##*/}; \
 	done

@@ -7,7 +7,7 @@
 
 #include "util/log.h"
 
-int log_threshold = -1;
+int log_threshold = LOG_NOTICE;
 static const char *log_ident = "rdax";
 
 void log_init(const char *ident, int threshold)

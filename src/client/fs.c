@@ -1,0 +1,859 @@
+// SPDX-License-Identifier: MIT
+/* librdax shares, files, directories and path operations. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/client.h"
+#include "crypto/passdb.h"
+#include "proto/fscc.h"
+#include "proto/ntstatus.h"
+#include "util/utf16.h"
+
+#define PATH16_MAX 2048
+
+const char *rdax_version(void)
+{
+	return RDAX_VERSION;
+}
+
+/* ---- TREE_CONNECT ---- */
+
+int rdax_tree_connect(struct rdax_conn *c, const char *share,
+		      struct rdax_tree **out)
+{
+	struct smb2_tree_connect_req r = { 0 };
+	struct smb2_tree_connect_rsp rsp;
+	uint8_t path16[600];
+	char unc[400];
+	struct rdax_tree *t;
+	struct cli_chain ch;
+	struct wcur w;
+	int n, ret;
+
+	if (snprintf(unc, sizeof(unc), "\\\\%s\\%s", c->host, share) >= (int)sizeof(unc))
+		return cli_err(c, -ENAMETOOLONG, "share name too long");
+	n = utf8_to_utf16le(unc, path16, sizeof(path16));
+	if (n < 0)
+		return cli_err(c, n, "invalid share name %s", share);
+	r.path.p = path16;
+	r.path.len = (uint32_t)n;
+	cli_chain_init(c, &ch);
+	ret = cli_chain_add(c, &ch, SMB2_TREE_CONNECT, 0, false, 0, 16 + (size_t)n, &w);
+	if (ret)
+		return ret;
+	smb2_tree_connect_req_encode(&w, &r);
+	cli_chain_end(c, &ch, &w);
+	/* [MS-SMB2] 3.2.4.1.1: 3.1.1 tree connects are always signed */
+	ch.sign = c->dialect == SMB2_DIALECT_311;
+	ret = cli_chain_run(c, &ch);
+	if (ret)
+		return ret;
+	if (ch.rsp[0].status)
+		return cli_status(c, ch.rsp[0].status, "tree connect to share", share);
+	if (smb2_tree_connect_rsp_decode(ch.rsp[0].pdu, ch.rsp[0].len, &rsp))
+		return cli_err(c, -EPROTO, "malformed TREE_CONNECT response");
+	if (rsp.share_flags & SMB2_SHAREFLAG_ENCRYPT_DATA) {
+		if (!c->cipher || !c->have_key)
+			return cli_err(c, -EPROTONOSUPPORT, "share %s requires encryption", share);
+		c->encrypt = true;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->c = c;
+	t->id = ch.rsp[0].hdr.tree_id;
+	snprintf(t->share, sizeof(t->share), "%s", share);
+	*out = t;
+	return 0;
+}
+
+int rdax_tree_disconnect(struct rdax_tree **tp)
+{
+	struct rdax_tree *t = *tp;
+	struct cli_chain ch;
+	struct wcur w;
+	int ret;
+
+	if (!t)
+		return 0;
+	cli_chain_init(t->c, &ch);
+	ret = cli_chain_add(t->c, &ch, SMB2_TREE_DISCONNECT, t->id, false, 0, 8, &w);
+	if (!ret) {
+		smb2_simple_encode(&w);
+		cli_chain_end(t->c, &ch, &w);
+		ret = cli_chain_run(t->c, &ch);
+		if (!ret && ch.rsp[0].status)
+			ret = cli_status(t->c, ch.rsp[0].status, "tree disconnect", t->share);
+	}
+	free(t);
+	*tp = NULL;
+	return ret;
+}
+
+/* ---- building blocks of compounds ---- */
+
+struct create_args {
+	const char *path;
+	uint32_t access;
+	uint32_t disposition;
+	uint32_t options;
+	uint32_t attributes;
+};
+
+static int add_create(struct rdax_tree *t, struct cli_chain *ch,
+		      const struct create_args *a)
+{
+	struct rdax_conn *c = t->c;
+	struct smb2_create_req r = { 0 };
+	uint8_t name[PATH16_MAX];
+	struct wcur w;
+	int n, ret;
+
+	n = cli_path16(a->path, name, sizeof(name));
+	if (n < 0)
+		return cli_err(c, n == -E2BIG ? -ENAMETOOLONG : n, "invalid path %s", a->path);
+	r.impersonation = 2;
+	r.desired_access = a->access;
+	r.file_attributes = a->attributes;
+	r.share_access = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+	r.disposition = a->disposition;
+	r.options = a->options;
+	r.name.p = name;
+	r.name.len = (uint32_t)n;
+	ret = cli_chain_add(c, ch, SMB2_CREATE, t->id, false, 0, 64 + (size_t)n, &w);
+	if (ret)
+		return ret;
+	smb2_create_req_encode(&w, &r);
+	cli_chain_end(c, ch, &w);
+	return 0;
+}
+
+static const struct smb2_fid related_fid = { SMB2_FID_COMPOUND, SMB2_FID_COMPOUND };
+
+static int add_close(struct rdax_tree *t, struct cli_chain *ch,
+		     const struct smb2_fid *fid, uint16_t flags)
+{
+	struct smb2_close_req r = { .flags = flags, .fid = *fid };
+	struct wcur w;
+	int ret;
+
+	ret = cli_chain_add(t->c, ch, SMB2_CLOSE, t->id, fid == &related_fid, 0, 24, &w);
+	if (ret)
+		return ret;
+	smb2_close_req_encode(&w, &r);
+	cli_chain_end(t->c, ch, &w);
+	return 0;
+}
+
+static int add_set_info(struct rdax_tree *t, struct cli_chain *ch,
+			const struct smb2_fid *fid, uint8_t cls,
+			const void *data, uint32_t len)
+{
+	struct smb2_set_info_req r = {
+		.info_type = SMB2_0_INFO_FILE,
+		.info_class = cls,
+		.data = { data, len },
+		.fid = *fid,
+	};
+	struct wcur w;
+	int ret;
+
+	ret = cli_chain_add(t->c, ch, SMB2_SET_INFO, t->id, fid == &related_fid,
+			    smb2_credit_charge_for(len), 40 + len, &w);
+	if (ret)
+		return ret;
+	smb2_set_info_req_encode(&w, &r);
+	cli_chain_end(t->c, ch, &w);
+	return 0;
+}
+
+static int add_query_info(struct rdax_tree *t, struct cli_chain *ch,
+			  const struct smb2_fid *fid, uint8_t type, uint8_t cls,
+			  uint32_t out_len)
+{
+	struct smb2_query_info_req r = {
+		.info_type = type,
+		.info_class = cls,
+		.output_len = out_len,
+		.fid = *fid,
+	};
+	struct wcur w;
+	int ret;
+
+	ret = cli_chain_add(t->c, ch, SMB2_QUERY_INFO, t->id, fid == &related_fid,
+			    smb2_credit_charge_for(out_len), 48, &w);
+	if (ret)
+		return ret;
+	smb2_query_info_req_encode(&w, &r);
+	cli_chain_end(t->c, ch, &w);
+	return 0;
+}
+
+/* First failing status of a chain (the one that caused the others). */
+static int chain_result(struct rdax_tree *t, struct cli_chain *ch,
+			const char *op, const char *path)
+{
+	int i;
+
+	for (i = 0; i < ch->n; i++)
+		if (nt_is_error(ch->rsp[i].status))
+			return cli_status(t->c, ch->rsp[i].status, op, path);
+	return 0;
+}
+
+static void ts_from_filetime(uint64_t ft, struct timespec *ts)
+{
+	int64_t sec;
+	long nsec;
+
+	filetime_to_unix(ft, &sec, &nsec);
+	ts->tv_sec = (time_t)sec;
+	ts->tv_nsec = nsec;
+}
+
+static void stat_from_info(const struct fscc_info *fi, struct rdax_stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = fi->end_of_file;
+	st->alloc_size = fi->allocation_size;
+	st->ino = fi->file_id;
+	st->attributes = fi->attributes;
+	st->nlink = fi->nlink;
+	st->is_dir = fi->directory;
+	ts_from_filetime(fi->t.last_access, &st->atime);
+	ts_from_filetime(fi->t.last_write, &st->mtime);
+	ts_from_filetime(fi->t.change, &st->ctime);
+	ts_from_filetime(fi->t.creation, &st->btime);
+}
+
+static int decode_all_info(struct rdax_conn *c, const struct cli_rsp *rsp,
+			   struct rdax_stat *st)
+{
+	struct fscc_info fi = { 0 };
+	struct smb2_buf out;
+
+	if (smb2_out_buf_rsp_decode(rsp->pdu, rsp->len, &out) ||
+	    fscc_all_info_decode(out.p, out.len, &fi))
+		return cli_err(c, -EPROTO, "malformed QUERY_INFO response");
+	stat_from_info(&fi, st);
+	return 0;
+}
+
+/* ---- path operations: one compound round trip each ---- */
+
+int rdax_stat(struct rdax_tree *t, const char *path, struct rdax_stat *st)
+{
+	struct create_args a = { path, FILE_READ_ATTRIBUTES, FILE_OPEN, 0, 0 };
+	struct cli_chain ch;
+	int ret;
+
+	cli_chain_init(t->c, &ch);
+	ret = add_create(t, &ch, &a);
+	if (!ret)
+		ret = add_query_info(t, &ch, &related_fid, SMB2_0_INFO_FILE,
+				     FileAllInformation, 4096);
+	if (!ret)
+		ret = add_close(t, &ch, &related_fid, 0);
+	if (!ret)
+		ret = cli_chain_run(t->c, &ch);
+	if (!ret)
+		ret = chain_result(t, &ch, "stat", path);
+	if (!ret)
+		ret = decode_all_info(t->c, &ch.rsp[1], st);
+	return ret;
+}
+
+int rdax_unlink(struct rdax_tree *t, const char *path)
+{
+	struct create_args a = { path, DELETE_ACCESS | FILE_READ_ATTRIBUTES, FILE_OPEN,
+				 FILE_NON_DIRECTORY_FILE | FILE_DELETE_ON_CLOSE, 0 };
+	struct cli_chain ch;
+	int ret;
+
+	cli_chain_init(t->c, &ch);
+	ret = add_create(t, &ch, &a);
+	if (!ret)
+		ret = add_close(t, &ch, &related_fid, 0);
+	if (!ret)
+		ret = cli_chain_run(t->c, &ch);
+	return ret ? ret : chain_result(t, &ch, "unlink", path);
+}
+
+int rdax_mkdir(struct rdax_tree *t, const char *path)
+{
+	struct create_args a = { path, FILE_READ_ATTRIBUTES, FILE_CREATE,
+				 FILE_DIRECTORY_FILE, FILE_ATTRIBUTE_DIRECTORY };
+	struct cli_chain ch;
+	int ret;
+
+	cli_chain_init(t->c, &ch);
+	ret = add_create(t, &ch, &a);
+	if (!ret)
+		ret = add_close(t, &ch, &related_fid, 0);
+	if (!ret)
+		ret = cli_chain_run(t->c, &ch);
+	return ret ? ret : chain_result(t, &ch, "mkdir", path);
+}
+
+int rdax_rmdir(struct rdax_tree *t, const char *path)
+{
+	struct create_args a = { path, DELETE_ACCESS | FILE_READ_ATTRIBUTES, FILE_OPEN,
+				 FILE_DIRECTORY_FILE, 0 };
+	uint8_t del = 1;
+	struct cli_chain ch;
+	int ret;
+
+	cli_chain_init(t->c, &ch);
+	ret = add_create(t, &ch, &a);
+	if (!ret)
+		ret = add_set_info(t, &ch, &related_fid, FileDispositionInformation, &del, 1);
+	if (!ret)
+		ret = add_close(t, &ch, &related_fid, 0);
+	if (!ret)
+		ret = cli_chain_run(t->c, &ch);
+	return ret ? ret : chain_result(t, &ch, "rmdir", path);
+}
+
+int rdax_rename(struct rdax_tree *t, const char *from, const char *to,
+		unsigned int flags)
+{
+	struct create_args a = { from, DELETE_ACCESS | FILE_READ_ATTRIBUTES, FILE_OPEN, 0, 0 };
+	uint8_t name[PATH16_MAX], info[PATH16_MAX + 24];
+	struct cli_chain ch;
+	struct wcur w;
+	int n, ret;
+
+	n = cli_path16(to, name, sizeof(name));
+	if (n < 0)
+		return cli_err(t->c, n, "invalid path %s", to);
+	wcur_init(&w, info, sizeof(info));
+	fscc_rename_info_put(&w, !(flags & RDAX_RENAME_NOREPLACE), name, (uint32_t)n);
+	cli_chain_init(t->c, &ch);
+	ret = add_create(t, &ch, &a);
+	if (!ret)
+		ret = add_set_info(t, &ch, &related_fid, FileRenameInformation, info,
+				   (uint32_t)w.off);
+	if (!ret)
+		ret = add_close(t, &ch, &related_fid, 0);
+	if (!ret)
+		ret = cli_chain_run(t->c, &ch);
+	return ret ? ret : chain_result(t, &ch, "rename", from);
+}
+
+int rdax_truncate(struct rdax_tree *t, const char *path, uint64_t size)
+{
+	struct create_args a = { path, FILE_WRITE_DATA | FILE_READ_ATTRIBUTES, FILE_OPEN,
+				 FILE_NON_DIRECTORY_FILE, 0 };
+	uint8_t eof[8];
+	struct cli_chain ch;
+	int ret;
+
+	put_le64(eof, size);
+	cli_chain_init(t->c, &ch);
+	ret = add_create(t, &ch, &a);
+	if (!ret)
+		ret = add_set_info(t, &ch, &related_fid, FileEndOfFileInformation, eof, 8);
+	if (!ret)
+		ret = add_close(t, &ch, &related_fid, 0);
+	if (!ret)
+		ret = cli_chain_run(t->c, &ch);
+	return ret ? ret : chain_result(t, &ch, "truncate", path);
+}
+
+int rdax_touch(struct rdax_tree *t, const char *path)
+{
+	struct create_args a = { path, FILE_WRITE_ATTRIBUTES | FILE_READ_ATTRIBUTES,
+				 FILE_OPEN_IF, FILE_NON_DIRECTORY_FILE, FILE_ATTRIBUTE_ARCHIVE };
+	struct smb2_file_times ft = { 0 };
+	struct timespec now;
+	uint8_t info[40];
+	struct cli_chain ch;
+	struct wcur w;
+	int ret;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	ft.last_write = filetime_from_unix(now.tv_sec, now.tv_nsec);
+	ft.last_access = ft.last_write;
+	wcur_init(&w, info, sizeof(info));
+	fscc_basic_info_put(&w, &ft, 0);
+	cli_chain_init(t->c, &ch);
+	ret = add_create(t, &ch, &a);
+	if (!ret)
+		ret = add_set_info(t, &ch, &related_fid, FileBasicInformation, info, 40);
+	if (!ret)
+		ret = add_close(t, &ch, &related_fid, 0);
+	if (!ret)
+		ret = cli_chain_run(t->c, &ch);
+	return ret ? ret : chain_result(t, &ch, "touch", path);
+}
+
+/* ---- open files ---- */
+
+int rdax_open(struct rdax_tree *t, const char *path, int flags,
+	      struct rdax_file **out)
+{
+	struct create_args a = { path, FILE_READ_ATTRIBUTES, FILE_OPEN, 0, 0 };
+	struct smb2_create_rsp rsp;
+	struct rdax_file *f;
+	struct cli_chain ch;
+	int acc = flags & O_ACCMODE, ret;
+
+	if (acc == O_RDONLY || acc == O_RDWR)
+		a.access |= FILE_GENERIC_READ;
+	if (acc == O_WRONLY || acc == O_RDWR)
+		a.access |= FILE_GENERIC_WRITE;
+	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		a.disposition = FILE_CREATE;
+	else if ((flags & (O_CREAT | O_TRUNC)) == (O_CREAT | O_TRUNC))
+		a.disposition = FILE_OVERWRITE_IF;
+	else if (flags & O_CREAT)
+		a.disposition = FILE_OPEN_IF;
+	else if (flags & O_TRUNC)
+		a.disposition = FILE_OVERWRITE;
+	if (flags & O_DIRECTORY) {
+		a.options |= FILE_DIRECTORY_FILE;
+		if (flags & O_CREAT)
+			a.attributes = FILE_ATTRIBUTE_DIRECTORY;
+	} else if (flags & O_CREAT) {
+		a.options |= FILE_NON_DIRECTORY_FILE;
+		a.attributes = FILE_ATTRIBUTE_ARCHIVE;
+	}
+	if (flags & O_SYNC)
+		a.options |= FILE_WRITE_THROUGH;
+	cli_chain_init(t->c, &ch);
+	ret = add_create(t, &ch, &a);
+	if (!ret)
+		ret = cli_chain_run(t->c, &ch);
+	if (ret)
+		return ret;
+	if (ch.rsp[0].status)
+		return cli_status(t->c, ch.rsp[0].status, "open", path);
+	if (smb2_create_rsp_decode(ch.rsp[0].pdu, ch.rsp[0].len, &rsp))
+		return cli_err(t->c, -EPROTO, "malformed CREATE response");
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->t = t;
+	f->fid = rsp.fid;
+	f->is_dir = rsp.attributes & FILE_ATTRIBUTE_DIRECTORY;
+	f->write_through = flags & O_SYNC;
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	*out = f;
+	return 0;
+}
+
+int rdax_close(struct rdax_file **fp)
+{
+	struct rdax_file *f = *fp;
+	struct cli_chain ch;
+	int ret;
+
+	if (!f)
+		return 0;
+	cli_chain_init(f->t->c, &ch);
+	ret = add_close(f->t, &ch, &f->fid, 0);
+	if (!ret)
+		ret = cli_chain_run(f->t->c, &ch);
+	if (!ret && ch.rsp[0].status)
+		ret = cli_status(f->t->c, ch.rsp[0].status, "close", f->path);
+	free(f);
+	*fp = NULL;
+	return ret;
+}
+
+/* Largest I/O the credits and the server allow right now. */
+static uint32_t io_chunk(struct rdax_conn *c, uint32_t max, size_t want)
+{
+	uint64_t by_credits = (uint64_t)(c->credits ? c->credits : 1) * SMB2_CREDIT_UNIT;
+	uint64_t n = want;
+
+	if (n > max)
+		n = max;
+	if (c->dialect > SMB2_DIALECT_202 && n > by_credits)
+		n = by_credits;
+	return (uint32_t)n;
+}
+
+ssize_t rdax_pread(struct rdax_file *f, void *buf, size_t len, uint64_t off)
+{
+	struct rdax_conn *c = f->t->c;
+	struct smb2_read_rsp rsp;
+	struct cli_chain ch;
+	size_t done = 0;
+	struct wcur w;
+	int ret;
+
+	while (done < len) {
+		struct smb2_read_req r = { 0 };
+		uint32_t n = io_chunk(c, c->max_read, len - done);
+
+		r.length = n;
+		r.offset = off + done;
+		r.fid = f->fid;
+		cli_chain_init(c, &ch);
+		ret = cli_chain_add(c, &ch, SMB2_READ, f->t->id, false,
+				    smb2_credit_charge_for(n), 56, &w);
+		if (ret)
+			return ret;
+		smb2_read_req_encode(&w, &r);
+		cli_chain_end(c, &ch, &w);
+		ret = cli_chain_run(c, &ch);
+		if (ret)
+			return ret;
+		if (ch.rsp[0].status == STATUS_END_OF_FILE)
+			break;
+		if (ch.rsp[0].status)
+			return cli_status(c, ch.rsp[0].status, "read", f->path);
+		if (smb2_read_rsp_decode(ch.rsp[0].pdu, ch.rsp[0].len, &rsp) ||
+		    rsp.data_length > n)
+			return cli_err(c, -EPROTO, "malformed READ response");
+		memcpy((uint8_t *)buf + done, rsp.data.p, rsp.data_length);
+		done += rsp.data_length;
+		c->stats.bytes_read += rsp.data_length;
+		if (rsp.data_length < n)
+			break;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t rdax_pwrite(struct rdax_file *f, const void *buf, size_t len, uint64_t off)
+{
+	struct rdax_conn *c = f->t->c;
+	struct smb2_write_rsp rsp;
+	struct cli_chain ch;
+	size_t done = 0;
+	struct wcur w;
+	int ret;
+
+	while (done < len) {
+		struct smb2_write_req r = { 0 };
+		uint32_t n = io_chunk(c, c->max_write, len - done);
+
+		r.length = n;
+		r.offset = off + done;
+		r.fid = f->fid;
+		r.flags = f->write_through ? SMB2_WRITEFLAG_WRITE_THROUGH : 0;
+		cli_chain_init(c, &ch);
+		ret = cli_chain_add(c, &ch, SMB2_WRITE, f->t->id, false,
+				    smb2_credit_charge_for(n), 48, &w);
+		if (ret)
+			return ret;
+		smb2_write_req_encode(&w, &r);
+		cli_chain_end(c, &ch, &w);
+		ch.tail = (const uint8_t *)buf + done;
+		ch.tail_len = n;
+		ret = cli_chain_run(c, &ch);
+		if (ret)
+			return ret;
+		if (ch.rsp[0].status)
+			return cli_status(c, ch.rsp[0].status, "write", f->path);
+		if (smb2_write_rsp_decode(ch.rsp[0].pdu, ch.rsp[0].len, &rsp) ||
+		    rsp.count > n)
+			return cli_err(c, -EPROTO, "malformed WRITE response");
+		done += rsp.count;
+		c->stats.bytes_written += rsp.count;
+		if (rsp.count < n)
+			break;
+	}
+	return (ssize_t)done;
+}
+
+int rdax_fsync(struct rdax_file *f)
+{
+	struct cli_chain ch;
+	struct wcur w;
+	int ret;
+
+	cli_chain_init(f->t->c, &ch);
+	ret = cli_chain_add(f->t->c, &ch, SMB2_FLUSH, f->t->id, false, 0, 24, &w);
+	if (ret)
+		return ret;
+	smb2_flush_req_encode(&w, &f->fid);
+	cli_chain_end(f->t->c, &ch, &w);
+	ret = cli_chain_run(f->t->c, &ch);
+	if (!ret && ch.rsp[0].status)
+		ret = cli_status(f->t->c, ch.rsp[0].status, "flush", f->path);
+	return ret;
+}
+
+int rdax_fstat(struct rdax_file *f, struct rdax_stat *st)
+{
+	struct cli_chain ch;
+	int ret;
+
+	cli_chain_init(f->t->c, &ch);
+	ret = add_query_info(f->t, &ch, &f->fid, SMB2_0_INFO_FILE,
+			     FileAllInformation, 4096);
+	if (!ret)
+		ret = cli_chain_run(f->t->c, &ch);
+	if (!ret && ch.rsp[0].status)
+		ret = cli_status(f->t->c, ch.rsp[0].status, "stat", f->path);
+	if (!ret)
+		ret = decode_all_info(f->t->c, &ch.rsp[0], st);
+	return ret;
+}
+
+int rdax_ftruncate(struct rdax_file *f, uint64_t size)
+{
+	struct cli_chain ch;
+	uint8_t eof[8];
+	int ret;
+
+	put_le64(eof, size);
+	cli_chain_init(f->t->c, &ch);
+	ret = add_set_info(f->t, &ch, &f->fid, FileEndOfFileInformation, eof, 8);
+	if (!ret)
+		ret = cli_chain_run(f->t->c, &ch);
+	if (!ret && ch.rsp[0].status)
+		ret = cli_status(f->t->c, ch.rsp[0].status, "truncate", f->path);
+	return ret;
+}
+
+/* ---- directories ---- */
+
+#define DIR_BUF (64 * 1024)
+
+struct rdax_dir {
+	struct rdax_tree *t;
+	struct smb2_fid fid;
+	char path[1024];
+	uint8_t *buf;
+	size_t len;
+	size_t off;
+	bool eof;
+};
+
+/* One QUERY_DIRECTORY; with create set, CREATE + QUERY_DIRECTORY. */
+static int dir_fill(struct rdax_dir *d, bool create)
+{
+	struct rdax_conn *c = d->t->c;
+	struct create_args a = { d->path, FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES,
+				 FILE_OPEN, FILE_DIRECTORY_FILE, 0 };
+	struct smb2_query_dir_req r = { 0 };
+	static const uint8_t star[2] = { '*', 0 };
+	struct smb2_create_rsp crsp;
+	struct smb2_buf out;
+	struct cli_chain ch;
+	struct wcur w;
+	int ret, qi = 0;
+
+	r.info_class = FileIdBothDirectoryInformation;
+	r.output_len = DIR_BUF;
+	r.fid = create ? related_fid : d->fid;
+	/* every query carries the pattern: Samba rejects an empty one */
+	r.pattern.p = star;
+	r.pattern.len = 2;
+	cli_chain_init(c, &ch);
+	if (create) {
+		ret = add_create(d->t, &ch, &a);
+		if (ret)
+			return ret;
+		qi = 1;
+	}
+	ret = cli_chain_add(c, &ch, SMB2_QUERY_DIRECTORY, d->t->id, create,
+			    smb2_credit_charge_for(DIR_BUF), 40, &w);
+	if (ret)
+		return ret;
+	smb2_query_dir_req_encode(&w, &r);
+	cli_chain_end(c, &ch, &w);
+	ret = cli_chain_run(c, &ch);
+	if (ret)
+		return ret;
+	if (create) {
+		if (ch.rsp[0].status)
+			return cli_status(c, ch.rsp[0].status, "opendir", d->path);
+		if (smb2_create_rsp_decode(ch.rsp[0].pdu, ch.rsp[0].len, &crsp))
+			return cli_err(c, -EPROTO, "malformed CREATE response");
+		d->fid = crsp.fid;
+	}
+	if (ch.rsp[qi].status == STATUS_NO_MORE_FILES ||
+	    ch.rsp[qi].status == STATUS_NO_SUCH_FILE) {
+		d->eof = true;
+		d->len = 0;
+		return 0;
+	}
+	if (ch.rsp[qi].status)
+		return cli_status(c, ch.rsp[qi].status, "readdir", d->path);
+	if (smb2_out_buf_rsp_decode(ch.rsp[qi].pdu, ch.rsp[qi].len, &out))
+		return cli_err(c, -EPROTO, "malformed QUERY_DIRECTORY response");
+	memcpy(d->buf, out.p, out.len);
+	d->len = out.len;
+	d->off = 0;
+	return 0;
+}
+
+int rdax_opendir(struct rdax_tree *t, const char *path, struct rdax_dir **out)
+{
+	struct rdax_dir *d;
+	struct rdax_file *f;
+	int ret;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->buf = malloc(DIR_BUF);
+	if (!d->buf) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	d->t = t;
+	snprintf(d->path, sizeof(d->path), "%s", path);
+	ret = dir_fill(d, true);
+	if (ret) {
+		if (d->fid.volatile_id || d->fid.persistent) {
+			f = calloc(1, sizeof(*f));
+			if (f) {
+				f->t = t;
+				f->fid = d->fid;
+				rdax_close(&f);
+			}
+		}
+		goto out_free_buf;
+	}
+	*out = d;
+	return 0;
+out_free_buf:
+	free(d->buf);
+out_free:
+	free(d);
+	return ret;
+}
+
+int rdax_readdir(struct rdax_dir *d, struct rdax_dirent *ent)
+{
+	struct fscc_info fi;
+	const uint8_t *name;
+	uint32_t nlen;
+	int ret;
+
+	for (;;) {
+		if (d->off == SIZE_MAX || d->off >= d->len) {
+			if (d->eof)
+				return 0;
+			ret = dir_fill(d, false);
+			if (ret)
+				return ret;
+			if (d->eof)
+				return 0;
+		}
+		ret = fscc_dirent_next(d->buf, d->len, &d->off,
+				       FileIdBothDirectoryInformation, &fi, &name, &nlen);
+		if (ret < 0)
+			return cli_err(d->t->c, -EPROTO, "malformed directory entry");
+		if (!ret) {
+			d->off = d->len;
+			continue;
+		}
+		if (utf16le_to_utf8(name, nlen, ent->name, sizeof(ent->name)) < 0)
+			continue;
+		if (!strcmp(ent->name, ".") || !strcmp(ent->name, ".."))
+			continue;
+		stat_from_info(&fi, &ent->st);
+		return 1;
+	}
+}
+
+int rdax_closedir(struct rdax_dir **dp)
+{
+	struct rdax_dir *d = *dp;
+	struct rdax_file *f;
+	int ret = 0;
+
+	if (!d)
+		return 0;
+	f = calloc(1, sizeof(*f));
+	if (f) {
+		f->t = d->t;
+		f->fid = d->fid;
+		snprintf(f->path, sizeof(f->path), "%s", d->path);
+		ret = rdax_close(&f);
+	}
+	free(d->buf);
+	free(d);
+	*dp = NULL;
+	return ret;
+}
+
+/* ---- helpers ---- */
+
+int rdax_url_parse(const char *url, struct rdax_url *u)
+{
+	const char *p, *host, *end, *at, *slash;
+	size_t n;
+
+	memset(u, 0, sizeof(*u));
+	if (strncmp(url, "smb://", 6))
+		return -EINVAL;
+	p = url + 6;
+	slash = strchr(p, '/');
+	end = slash ? slash : p + strlen(p);
+	at = memchr(p, '@', (size_t)(end - p));
+	if (at) {
+		n = (size_t)(at - p);
+		if (n >= sizeof(u->user))
+			return -ENAMETOOLONG;
+		memcpy(u->user, p, n);
+		p = at + 1;
+	}
+	host = p;
+	if (*host == '[') {
+		const char *rb = memchr(host, ']', (size_t)(end - host));
+
+		if (!rb)
+			return -EINVAL;
+		n = (size_t)(rb - host - 1);
+		if (n >= sizeof(u->host))
+			return -ENAMETOOLONG;
+		memcpy(u->host, host + 1, n);
+		p = rb + 1;
+	} else {
+		const char *colon = memchr(host, ':', (size_t)(end - host));
+
+		n = (size_t)((colon ? colon : end) - host);
+		if (n >= sizeof(u->host))
+			return -ENAMETOOLONG;
+		memcpy(u->host, host, n);
+		p = colon ? colon : end;
+	}
+	if (!u->host[0])
+		return -EINVAL;
+	if (*p == ':') {
+		char *e;
+		unsigned long port = strtoul(p + 1, &e, 10);
+
+		if (e != end || !port || port > 65535)
+			return -EINVAL;
+		u->port = (unsigned int)port;
+	} else if (p != end) {
+		return -EINVAL;
+	}
+	if (!slash)
+		return 0;
+	p = slash + 1;
+	slash = strchr(p, '/');
+	n = slash ? (size_t)(slash - p) : strlen(p);
+	if (n >= sizeof(u->share))
+		return -ENAMETOOLONG;
+	memcpy(u->share, p, n);
+	if (slash) {
+		p = slash;
+		while (*p == '/')
+			p++;
+		if (strlen(p) >= sizeof(u->path))
+			return -ENAMETOOLONG;
+		strcpy(u->path, p);
+		n = strlen(u->path);
+		while (n && u->path[n - 1] == '/')
+			u->path[--n] = 0;
+	}
+	return 0;
+}
+
+int rdax_passdb_set(const char *file, const char *user, const char *password)
+{
+	return passdb_set(file, user, password);
+}

@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: MIT
+/* [MS-FSCC] 2.4 / 2.5 information classes. */
+#include <errno.h>
+
+#include "proto/fscc.h"
+#include "proto/ntstatus.h"
+
+static void put_times(struct wcur *w, const struct smb2_file_times *t)
+{
+	wcur_le64(w, t->creation);
+	wcur_le64(w, t->last_access);
+	wcur_le64(w, t->last_write);
+	wcur_le64(w, t->change);
+}
+
+static void get_times(const uint8_t *p, struct smb2_file_times *t)
+{
+	t->creation = get_le64(p);
+	t->last_access = get_le64(p + 8);
+	t->last_write = get_le64(p + 16);
+	t->change = get_le64(p + 24);
+}
+
+static void put_basic(struct wcur *w, const struct fscc_info *fi)
+{
+	put_times(w, &fi->t);
+	wcur_le32(w, fi->attributes);
+	wcur_le32(w, 0);
+}
+
+static void put_standard(struct wcur *w, const struct fscc_info *fi)
+{
+	wcur_le64(w, fi->allocation_size);
+	wcur_le64(w, fi->end_of_file);
+	wcur_le32(w, fi->nlink);
+	wcur_u8(w, fi->delete_pending);
+	wcur_u8(w, fi->directory);
+	wcur_le16(w, 0);
+}
+
+uint32_t fscc_file_info_min_size(int cls)
+{
+	switch (cls) {
+	case FileBasicInformation: return 40;
+	case FileStandardInformation: return 24;
+	case FileInternalInformation: return 8;
+	case FileEaInformation: return 4;
+	case FileAccessInformation: return 4;
+	case FilePositionInformation: return 8;
+	case FileModeInformation: return 4;
+	case FileAlignmentInformation: return 4;
+	case FileNameInformation:
+	case FileNormalizedNameInformation: return 4;
+	case FileAllInformation: return 100;
+	case FileNetworkOpenInformation: return 56;
+	case FileAttributeTagInformation: return 8;
+	case FileStreamInformation: return 0;
+	case FileCompressionInformation: return 16;
+	case FileIdInformation: return 24;
+	default: return 0;
+	}
+}
+
+int fscc_file_info_encode(struct wcur *w, int cls, const struct fscc_info *fi,
+			  const uint8_t *name, uint32_t name_len)
+{
+	static const uint8_t data_stream[] = { ':', 0, ':', 0, '$', 0, 'D', 0,
+					       'A', 0, 'T', 0, 'A', 0 };
+
+	switch (cls) {
+	case FileBasicInformation:
+		put_basic(w, fi);
+		break;
+	case FileStandardInformation:
+		put_standard(w, fi);
+		break;
+	case FileInternalInformation:
+		wcur_le64(w, fi->file_id);
+		break;
+	case FileEaInformation:
+		wcur_le32(w, fi->ea_size);
+		break;
+	case FileAccessInformation:
+		wcur_le32(w, fi->access);
+		break;
+	case FilePositionInformation:
+		wcur_le64(w, fi->position);
+		break;
+	case FileModeInformation:
+		wcur_le32(w, fi->mode);
+		break;
+	case FileAlignmentInformation:
+		wcur_le32(w, 0);
+		break;
+	case FileNameInformation:
+	case FileNormalizedNameInformation:
+		wcur_le32(w, name_len);
+		wcur_bytes(w, name, name_len);
+		break;
+	case FileAllInformation:
+		put_basic(w, fi);
+		put_standard(w, fi);
+		wcur_le64(w, fi->file_id);
+		wcur_le32(w, fi->ea_size);
+		wcur_le32(w, fi->access);
+		wcur_le64(w, fi->position);
+		wcur_le32(w, fi->mode);
+		wcur_le32(w, 0);	/* alignment */
+		wcur_le32(w, name_len);
+		wcur_bytes(w, name, name_len);
+		break;
+	case FileNetworkOpenInformation:
+		put_times(w, &fi->t);
+		wcur_le64(w, fi->allocation_size);
+		wcur_le64(w, fi->end_of_file);
+		wcur_le32(w, fi->attributes);
+		wcur_le32(w, 0);
+		break;
+	case FileAttributeTagInformation:
+		wcur_le32(w, fi->attributes);
+		wcur_le32(w, 0);
+		break;
+	case FileStreamInformation:
+		if (fi->directory)
+			break;
+		wcur_le32(w, 0);
+		wcur_le32(w, sizeof(data_stream));
+		wcur_le64(w, fi->end_of_file);
+		wcur_le64(w, fi->allocation_size);
+		wcur_bytes(w, data_stream, sizeof(data_stream));
+		break;
+	case FileCompressionInformation:
+		wcur_le64(w, fi->end_of_file);
+		wcur_le16(w, 0);
+		wcur_zero(w, 6);
+		break;
+	case FileIdInformation:
+		wcur_le64(w, 0);
+		wcur_le64(w, fi->file_id);
+		wcur_le64(w, 0);
+		break;
+	default:
+		return -E_SMB_INVALID_INFO_CLASS;
+	}
+	return 0;
+}
+
+uint32_t fscc_fs_info_min_size(int cls)
+{
+	switch (cls) {
+	case FileFsVolumeInformation: return 18;
+	case FileFsSizeInformation: return 24;
+	case FileFsDeviceInformation: return 8;
+	case FileFsAttributeInformation: return 12;
+	case FileFsFullSizeInformation: return 32;
+	case FileFsObjectIdInformation: return 64;
+	case FileFsSectorSizeInformation: return 28;
+	default: return 0;
+	}
+}
+
+int fscc_fs_info_encode(struct wcur *w, int cls, const struct fscc_fsinfo *fs)
+{
+	static const uint8_t fsname[] = { 'N', 0, 'T', 0, 'F', 0, 'S', 0 };
+	uint32_t sector = fs->bytes_per_sector;
+
+	switch (cls) {
+	case FileFsVolumeInformation:
+		wcur_le64(w, fs->created);
+		wcur_le32(w, fs->serial);
+		wcur_le32(w, fs->label_len);
+		wcur_u8(w, 0);
+		wcur_u8(w, 0);
+		wcur_bytes(w, fs->label, fs->label_len);
+		break;
+	case FileFsSizeInformation:
+		wcur_le64(w, fs->total_units);
+		wcur_le64(w, fs->avail_units);
+		wcur_le32(w, fs->sectors_per_unit);
+		wcur_le32(w, sector);
+		break;
+	case FileFsDeviceInformation:
+		wcur_le32(w, 0x00000007);	/* FILE_DEVICE_DISK */
+		wcur_le32(w, 0x00000020);	/* FILE_DEVICE_IS_MOUNTED */
+		break;
+	case FileFsAttributeInformation:
+		/* case sensitive + preserved, unicode, sparse files */
+		wcur_le32(w, 0x00000001 | 0x00000002 | 0x00000004 | 0x00000040);
+		wcur_le32(w, fs->max_name_len);
+		wcur_le32(w, sizeof(fsname));
+		wcur_bytes(w, fsname, sizeof(fsname));
+		break;
+	case FileFsFullSizeInformation:
+		wcur_le64(w, fs->total_units);
+		wcur_le64(w, fs->avail_units);
+		wcur_le64(w, fs->avail_units);
+		wcur_le32(w, fs->sectors_per_unit);
+		wcur_le32(w, sector);
+		break;
+	case FileFsObjectIdInformation:
+		wcur_le32(w, fs->serial);
+		wcur_zero(w, 60);
+		break;
+	case FileFsSectorSizeInformation:
+		wcur_le32(w, sector);
+		wcur_le32(w, sector);
+		wcur_le32(w, sector);
+		wcur_le32(w, sector);
+		wcur_le32(w, 0x3);	/* aligned device + partition */
+		wcur_le32(w, 0);
+		wcur_le32(w, 0);
+		break;
+	default:
+		return -E_SMB_INVALID_INFO_CLASS;
+	}
+	return 0;
+}
+
+/* Fixed size of each directory class, before the file name. */
+static uint32_t dirent_fixed(int cls)
+{
+	switch (cls) {
+	case FileDirectoryInformation: return 64;
+	case FileFullDirectoryInformation: return 68;
+	case FileBothDirectoryInformation: return 94;
+	case FileNamesInformation: return 12;
+	case FileIdBothDirectoryInformation: return 104;
+	case FileIdFullDirectoryInformation: return 80;
+	default: return 0;
+	}
+}
+
+bool fscc_dirent_class_ok(int cls)
+{
+	return dirent_fixed(cls) != 0;
+}
+
+int fscc_dirent_encode(struct wcur *w, size_t limit, int cls,
+		       const struct fscc_info *fi, const uint8_t *name,
+		       uint32_t name_len)
+{
+	uint32_t fixed = dirent_fixed(cls);
+	size_t start = align8(w->off);
+	struct wcur save = *w;
+
+	if (!fixed)
+		return -E_SMB_INVALID_INFO_CLASS;
+	if (start > limit || fixed + (size_t)name_len > limit - start ||
+	    start + fixed + name_len > w->cap)
+		return -ENOSPC;
+	wcur_align(w, 8);
+	wcur_le32(w, 0);		/* NextEntryOffset */
+	wcur_le32(w, 0);		/* FileIndex */
+	if (cls == FileNamesInformation) {
+		wcur_le32(w, name_len);
+		goto name;
+	}
+	put_times(w, &fi->t);
+	wcur_le64(w, fi->end_of_file);
+	wcur_le64(w, fi->allocation_size);
+	wcur_le32(w, fi->attributes);
+	wcur_le32(w, name_len);
+	if (cls == FileDirectoryInformation)
+		goto name;
+	wcur_le32(w, fi->ea_size);
+	if (cls == FileFullDirectoryInformation)
+		goto name;
+	if (cls == FileIdFullDirectoryInformation) {
+		wcur_le32(w, 0);
+		wcur_le64(w, fi->file_id);
+		goto name;
+	}
+	wcur_u8(w, 0);			/* ShortNameLength */
+	wcur_u8(w, 0);
+	wcur_zero(w, 24);		/* ShortName */
+	if (cls == FileIdBothDirectoryInformation) {
+		wcur_le16(w, 0);
+		wcur_le64(w, fi->file_id);
+	}
+name:
+	wcur_bytes(w, name, name_len);
+	if (w->err) {
+		*w = save;
+		return -ENOSPC;
+	}
+	return (int)start;
+}
+
+int fscc_basic_info_decode(const uint8_t *p, size_t len, struct fscc_info *fi)
+{
+	if (len < 40)
+		return -EBADMSG;
+	get_times(p, &fi->t);
+	fi->attributes = get_le32(p + 32);
+	fi->directory = fi->attributes & FILE_ATTRIBUTE_DIRECTORY;
+	return 0;
+}
+
+int fscc_standard_info_decode(const uint8_t *p, size_t len, struct fscc_info *fi)
+{
+	if (len < 24)
+		return -EBADMSG;
+	fi->allocation_size = get_le64(p);
+	fi->end_of_file = get_le64(p + 8);
+	fi->nlink = get_le32(p + 16);
+	fi->delete_pending = p[20];
+	fi->directory = p[21];
+	return 0;
+}
+
+int fscc_all_info_decode(const uint8_t *p, size_t len, struct fscc_info *fi)
+{
+	if (len < 100)
+		return -EBADMSG;
+	fscc_basic_info_decode(p, len, fi);
+	fscc_standard_info_decode(p + 40, len - 40, fi);
+	fi->file_id = get_le64(p + 64);
+	fi->ea_size = get_le32(p + 72);
+	fi->access = get_le32(p + 76);
+	fi->position = get_le64(p + 80);
+	fi->mode = get_le32(p + 88);
+	return 0;
+}
+
+int fscc_fs_full_size_decode(const uint8_t *p, size_t len, struct fscc_fsinfo *fs)
+{
+	if (len < 32)
+		return -EBADMSG;
+	fs->total_units = get_le64(p);
+	fs->avail_units = get_le64(p + 8);
+	fs->sectors_per_unit = get_le32(p + 24);
+	fs->bytes_per_sector = get_le32(p + 28);
+	return 0;
+}
+
+int fscc_dirent_next(const uint8_t *p, size_t len, size_t *off, int cls,
+		     struct fscc_info *fi, const uint8_t **name,
+		     uint32_t *name_len)
+{
+	uint32_t fixed = dirent_fixed(cls), next, nlen;
+	const uint8_t *e;
+
+	if (!fixed)
+		return -EINVAL;
+	if (*off == SIZE_MAX || *off >= len)
+		return 0;
+	if (!range_ok(*off, fixed, len))
+		return -EBADMSG;
+	e = p + *off;
+	next = get_le32(e);
+	memset(fi, 0, sizeof(*fi));
+	if (cls == FileNamesInformation) {
+		nlen = get_le32(e + 8);
+	} else {
+		get_times(e + 8, &fi->t);
+		fi->end_of_file = get_le64(e + 40);
+		fi->allocation_size = get_le64(e + 48);
+		fi->attributes = get_le32(e + 56);
+		fi->directory = fi->attributes & FILE_ATTRIBUTE_DIRECTORY;
+		nlen = get_le32(e + 60);
+		if (cls == FileIdFullDirectoryInformation)
+			fi->file_id = get_le64(e + 72);
+		else if (cls == FileIdBothDirectoryInformation)
+			fi->file_id = get_le64(e + 96);
+	}
+	if (!range_ok(*off + fixed, nlen, len) || (next && next < fixed + nlen))
+		return -EBADMSG;
+	*name = e + fixed;
+	*name_len = nlen;
+	*off = next ? *off + next : SIZE_MAX;
+	return 1;
+}
+
+void fscc_basic_info_put(struct wcur *w, const struct smb2_file_times *t,
+			 uint32_t attributes)
+{
+	put_times(w, t);
+	wcur_le32(w, attributes);
+	wcur_le32(w, 0);
+}
+
+void fscc_rename_info_put(struct wcur *w, bool replace, const uint8_t *name,
+			  uint32_t name_len)
+{
+	/* FILE_RENAME_INFORMATION_TYPE_2 for SMB2, [MS-FSCC] 2.4.37.2 */
+	wcur_u8(w, replace);
+	wcur_zero(w, 7);
+	wcur_le64(w, 0);		/* RootDirectory */
+	wcur_le32(w, name_len);
+	wcur_bytes(w, name, name_len);
+}

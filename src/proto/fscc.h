@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* [MS-FSCC] information structures: file, directory and fs classes. */
+#ifndef RDAX_PROTO_FSCC_H
+#define RDAX_PROTO_FSCC_H
+
+#include "proto/smb2.h"
+
+/* What a file looks like on the wire, independent of the class. */
+struct fscc_info {
+	struct smb2_file_times t;
+	uint64_t end_of_file;
+	uint64_t allocation_size;
+	uint32_t attributes;
+	uint32_t nlink;
+	uint64_t file_id;
+	uint32_t ea_size;
+	uint32_t access;
+	uint64_t position;
+	uint32_t mode;
+	bool directory;
+	bool delete_pending;
+};
+
+struct fscc_fsinfo {
+	uint64_t total_units;
+	uint64_t avail_units;
+	uint32_t sectors_per_unit;
+	uint32_t bytes_per_sector;
+	uint32_t serial;
+	uint64_t created;
+	uint32_t max_name_len;
+	const uint8_t *label;		/* UTF-16LE */
+	uint32_t label_len;
+};
+
+/*
+ * File information for QUERY_INFO. name is the UTF-16LE path for the
+ * name classes. Returns 0 or -E_SMB_INVALID_INFO_CLASS.
+ */
+int fscc_file_info_encode(struct wcur *w, int cls, const struct fscc_info *fi,
+			  const uint8_t *name, uint32_t name_len);
+/* Smallest buffer the class needs, for STATUS_INFO_LENGTH_MISMATCH. */
+uint32_t fscc_file_info_min_size(int cls);
+int fscc_fs_info_encode(struct wcur *w, int cls, const struct fscc_fsinfo *fs);
+uint32_t fscc_fs_info_min_size(int cls);
+
+/*
+ * Append one directory entry of class cls at the 8-aligned end of w.
+ * Returns the entry's offset, or -ENOSPC when it does not fit in
+ * limit bytes (w unchanged), or -E_SMB_INVALID_INFO_CLASS.
+ */
+int fscc_dirent_encode(struct wcur *w, size_t limit, int cls,
+		       const struct fscc_info *fi, const uint8_t *name,
+		       uint32_t name_len);
+bool fscc_dirent_class_ok(int cls);
+
+/* Client side decoders. */
+int fscc_all_info_decode(const uint8_t *p, size_t len, struct fscc_info *fi);
+int fscc_basic_info_decode(const uint8_t *p, size_t len, struct fscc_info *fi);
+int fscc_standard_info_decode(const uint8_t *p, size_t len, struct fscc_info *fi);
+int fscc_fs_full_size_decode(const uint8_t *p, size_t len, struct fscc_fsinfo *fs);
+/*
+ * Iterate a directory listing: *off is the current entry (0 first).
+ * Returns 1 with the entry, 0 at the end, -EBADMSG if malformed.
+ */
+int fscc_dirent_next(const uint8_t *p, size_t len, size_t *off, int cls,
+		     struct fscc_info *fi, const uint8_t **name,
+		     uint32_t *name_len);
+
+/* Encoders for SET_INFO bodies the client sends. */
+void fscc_basic_info_put(struct wcur *w, const struct smb2_file_times *t,
+			 uint32_t attributes);
+void fscc_rename_info_put(struct wcur *w, bool replace, const uint8_t *name,
+			  uint32_t name_len);
+
+/* Unix time <-> FILETIME (100 ns units since 1601). */
+#define FILETIME_UNIX_EPOCH 116444736000000000ull
+static inline uint64_t filetime_from_unix(int64_t sec, long nsec)
+{
+	if (sec < -11644473600ll)
+		return 0;
+	return (uint64_t)(sec * 10000000ll + nsec / 100) + FILETIME_UNIX_EPOCH;
+}
+
+static inline void filetime_to_unix(uint64_t ft, int64_t *sec, long *nsec)
+{
+	int64_t t = (int64_t)(ft - FILETIME_UNIX_EPOCH);
+
+	*sec = t / 10000000;
+	*nsec = (long)(t % 10000000) * 100;
+	if (*nsec < 0) {
+		*nsec += 1000000000;
+		(*sec)--;
+	}
+}
+
+#endif

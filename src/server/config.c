@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdaxd configuration: --share/--listen from the command line or an
+ * smb.conf-syntax file parsed with inih, using Samba's parameter names.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "proto/smb2.h"
+#include "server/server.h"
+#include "util/log.h"
+
+int srv_config_init(struct srv_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->min_dialect = SMB2_DIALECT_210;
+	cfg->max_dialect = SMB2_DIALECT_311;
+	cfg->signing = SRV_SIGN_AUTO;
+	cfg->encrypt = SRV_ENC_AUTO;
+	cfg->workers = 0;		/* one per online CPU */
+	cfg->max_connections = 1024;
+	cfg->max_sessions = 64;
+	cfg->max_opens = 16384;
+	cfg->log_level = LOG_NOTICE;
+	strcpy(cfg->netbios_name, "RDAX");
+	strcpy(cfg->workgroup, "WORKGROUP");
+	return 0;
+}
+
+struct srv_share *srv_share_find(const struct srv_config *cfg, const char *name)
+{
+	int i;
+
+	for (i = 0; i < cfg->nshares; i++)
+		if (!strcasecmp(cfg->shares[i]->name, name))
+			return cfg->shares[i];
+	return NULL;
+}
+
+int srv_config_add_share(struct srv_config *cfg, const char *name,
+			 const char *path, struct srv_share **out)
+{
+	struct srv_share **v, *sh;
+	int i;
+
+	if (!*name || strlen(name) >= sizeof(sh->name) ||
+	    strpbrk(name, "\\/:*?\"<>|[]"))
+		return -EINVAL;
+	if (srv_share_find(cfg, name))
+		return -EEXIST;
+	sh = calloc(1, sizeof(*sh));
+	if (!sh)
+		return -ENOMEM;
+	v = realloc(cfg->shares, sizeof(*v) * (size_t)(cfg->nshares + 1));
+	if (!v) {
+		free(sh);
+		return -ENOMEM;
+	}
+	cfg->shares = v;
+	strcpy(sh->name, name);
+	if (path)
+		snprintf(sh->path, sizeof(sh->path), "%s", path);
+	sh->root.fd = -1;
+	for (i = 0; i < SRV_FILE_SHARDS; i++) {
+		pthread_mutex_init(&sh->shards[i].lock, NULL);
+		list_init(&sh->shards[i].files);
+	}
+	cfg->shares[cfg->nshares++] = sh;
+	*out = sh;
+	return 0;
+}
+
+/* tcp://ADDR:PORT, rdma://ADDR:PORT; [v6]:port accepted. */
+int srv_config_parse_listen(struct srv_config *cfg, const char *url)
+{
+	struct srv_listen *l;
+	const char *p, *colon;
+	char *end;
+	unsigned long port;
+	size_t n;
+
+	if (cfg->nlisten >= SRV_MAX_LISTEN)
+		return -E2BIG;
+	l = &cfg->listen[cfg->nlisten];
+	memset(l, 0, sizeof(*l));
+	if (!strncmp(url, "tcp://", 6)) {
+		p = url + 6;
+	} else if (!strncmp(url, "rdma://", 7)) {
+		p = url + 7;
+		l->rdma = true;
+	} else {
+		return -EINVAL;
+	}
+	if (*p == '[') {
+		colon = strstr(p, "]:");
+		if (!colon)
+			return -EINVAL;
+		n = (size_t)(colon - p - 1);
+		if (n >= sizeof(l->addr))
+			return -EINVAL;
+		memcpy(l->addr, p + 1, n);
+		colon++;
+	} else {
+		colon = strrchr(p, ':');
+		if (!colon)
+			return -EINVAL;
+		n = (size_t)(colon - p);
+		if (n >= sizeof(l->addr))
+			return -EINVAL;
+		memcpy(l->addr, p, n);
+	}
+	l->addr[n] = 0;
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno || *end || port == 0 || port > 65535)
+		return -EINVAL;
+	l->port = (unsigned int)port;
+	cfg->nlisten++;
+	return 0;
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+	static const char *const yes[] = { "yes", "true", "1", "on" };
+	static const char *const no[] = { "no", "false", "0", "off" };
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		if (!strcasecmp(v, yes[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcasecmp(v, no[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_protocol(const char *v, uint16_t *out)
+{
+	static const struct { const char *name; uint16_t d; } t[] = {
+		{ "SMB2_02", SMB2_DIALECT_202 }, { "SMB2_10", SMB2_DIALECT_210 },
+		{ "SMB2", SMB2_DIALECT_210 },	 { "SMB3_00", SMB2_DIALECT_300 },
+		{ "SMB3_02", SMB2_DIALECT_302 }, { "SMB3_11", SMB2_DIALECT_311 },
+		{ "SMB3", SMB2_DIALECT_311 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcasecmp(v, t[i].name)) {
+			*out = t[i].d;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+struct ini_state {
+	struct srv_config *cfg;
+	const char *file;
+	FILE *fp;
+	int lineno;
+	struct srv_share *share;
+	char section[128];
+	bool skip_section;
+	char err[256];
+};
+
+/* fgets that counts lines and strips leading blanks (smb.conf indents). */
+static char *conf_reader(char *buf, int size, void *stream)
+{
+	struct ini_state *st = stream;
+	char *p;
+
+	if (!fgets(buf, size, st->fp))
+		return NULL;
+	st->lineno++;
+	p = buf;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (p != buf)
+		memmove(buf, p, strlen(p) + 1);
+	return buf;
+}
+
+static void split_users(struct srv_share *sh, const char *v)
+{
+	char *dup = strdup(v), *tok, *save = NULL;
+
+	if (!dup)
+		return;
+	for (tok = strtok_r(dup, ", \t", &save); tok;
+	     tok = strtok_r(NULL, ", \t", &save)) {
+		char **nv = realloc(sh->valid_users,
+				    sizeof(char *) * (size_t)(sh->nvalid + 1));
+
+		if (!nv)
+			break;
+		sh->valid_users = nv;
+		sh->valid_users[sh->nvalid] = strdup(tok);
+		if (sh->valid_users[sh->nvalid])
+			sh->nvalid++;
+	}
+	free(dup);
+}
+
+static int global_param(struct ini_state *st, const char *name, const char *v)
+{
+	struct srv_config *cfg = st->cfg;
+	bool b;
+
+	if (!strcasecmp(name, "server min protocol"))
+		return parse_protocol(v, &cfg->min_dialect);
+	if (!strcasecmp(name, "server max protocol"))
+		return parse_protocol(v, &cfg->max_dialect);
+	if (!strcasecmp(name, "server signing")) {
+		if (!strcasecmp(v, "auto") || !strcasecmp(v, "default") ||
+		    !strcasecmp(v, "if_required"))
+			cfg->signing = SRV_SIGN_AUTO;
+		else if (!strcasecmp(v, "mandatory") || !strcasecmp(v, "required"))
+			cfg->signing = SRV_SIGN_MANDATORY;
+		else if (!strcasecmp(v, "disabled") || !strcasecmp(v, "no"))
+			cfg->signing = SRV_SIGN_DISABLED;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcasecmp(name, "smb encrypt") ||
+	    !strcasecmp(name, "server smb encrypt")) {
+		if (!strcasecmp(v, "off") || !strcasecmp(v, "no") ||
+		    !strcasecmp(v, "disabled"))
+			cfg->encrypt = SRV_ENC_OFF;
+		else if (!strcasecmp(v, "auto") || !strcasecmp(v, "default") ||
+			 !strcasecmp(v, "if_required"))
+			cfg->encrypt = SRV_ENC_AUTO;
+		else if (!strcasecmp(v, "desired"))
+			cfg->encrypt = SRV_ENC_DESIRED;
+		else if (!strcasecmp(v, "required") || !strcasecmp(v, "mandatory"))
+			cfg->encrypt = SRV_ENC_REQUIRED;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcasecmp(name, "listen")) {
+		char *dup = strdup(v), *tok, *save = NULL;
+		int ret = 0;
+
+		if (!dup)
+			return -ENOMEM;
+		for (tok = strtok_r(dup, ", \t", &save); tok && !ret;
+		     tok = strtok_r(NULL, ", \t", &save))
+			ret = srv_config_parse_listen(cfg, tok);
+		free(dup);
+		return ret;
+	}
+	if (!strcasecmp(name, "smb ports")) {
+		char *dup = strdup(v), *tok, *save = NULL, url[64];
+		int ret = 0;
+
+		if (!dup)
+			return -ENOMEM;
+		for (tok = strtok_r(dup, ", \t", &save); tok && !ret;
+		     tok = strtok_r(NULL, ", \t", &save)) {
+			snprintf(url, sizeof(url), "tcp://0.0.0.0:%s", tok);
+			ret = srv_config_parse_listen(cfg, url);
+		}
+		free(dup);
+		return ret;
+	}
+	if (!strcasecmp(name, "passdb file")) {
+		snprintf(cfg->passdb_path, sizeof(cfg->passdb_path), "%s", v);
+		return 0;
+	}
+	if (!strcasecmp(name, "map to guest")) {
+		if (!strcasecmp(v, "never"))
+			cfg->map_to_guest = false;
+		else if (!strcasecmp(v, "bad user"))
+			cfg->map_to_guest = true;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcasecmp(name, "netbios name")) {
+		snprintf(cfg->netbios_name, sizeof(cfg->netbios_name), "%s", v);
+		return 0;
+	}
+	if (!strcasecmp(name, "workgroup")) {
+		snprintf(cfg->workgroup, sizeof(cfg->workgroup), "%s", v);
+		return 0;
+	}
+	if (!strcasecmp(name, "workers") || !strcasecmp(name, "max connections") ||
+	    !strcasecmp(name, "log level") ||
+	    !strcasecmp(name, "max open files")) {
+		char *end;
+		long n = strtol(v, &end, 10);
+
+		if (*end || n < 0 || n > 1000000)
+			return -EINVAL;
+		if (!strcasecmp(name, "workers"))
+			cfg->workers = (int)n;
+		else if (!strcasecmp(name, "max connections"))
+			cfg->max_connections = (int)n;
+		else if (!strcasecmp(name, "max open files"))
+			cfg->max_opens = (int)n;
+		else
+			cfg->log_level = n >= 3 ? LOG_DEBUG : n >= 1 ? LOG_INFO : LOG_NOTICE;
+		return 0;
+	}
+	if (!strcasecmp(name, "guest ok") || !strcasecmp(name, "public")) {
+		if (parse_bool(v, &b))
+			return -EINVAL;
+		if (b)
+			cfg->map_to_guest = true;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int share_param(struct ini_state *st, const char *name, const char *v)
+{
+	struct srv_share *sh = st->share;
+	bool b;
+
+	if (!strcasecmp(name, "path")) {
+		if (!*v)
+			return -EINVAL;
+		snprintf(sh->path, sizeof(sh->path), "%s", v);
+		return 0;
+	}
+	if (!strcasecmp(name, "read only")) {
+		if (parse_bool(v, &b))
+			return -EINVAL;
+		sh->read_only = b;
+		return 0;
+	}
+	if (!strcasecmp(name, "writable") || !strcasecmp(name, "writeable") ||
+	    !strcasecmp(name, "write ok")) {
+		if (parse_bool(v, &b))
+			return -EINVAL;
+		sh->read_only = !b;
+		return 0;
+	}
+	if (!strcasecmp(name, "guest ok") || !strcasecmp(name, "public")) {
+		if (parse_bool(v, &b))
+			return -EINVAL;
+		sh->guest_ok = b;
+		return 0;
+	}
+	if (!strcasecmp(name, "valid users")) {
+		split_users(sh, v);
+		return 0;
+	}
+	if (!strcasecmp(name, "comment")) {
+		snprintf(sh->comment, sizeof(sh->comment), "%s", v);
+		return 0;
+	}
+	if (!strcasecmp(name, "browseable") || !strcasecmp(name, "browsable") ||
+	    !strcasecmp(name, "available"))
+		return parse_bool(v, &b);
+	return -ENOENT;
+}
+
+static int conf_handler(void *user, const char *section, const char *name,
+		       const char *value)
+{
+	struct ini_state *st = user;
+	int ret;
+
+	if (strcmp(section, st->section)) {
+		snprintf(st->section, sizeof(st->section), "%s", section);
+		st->share = NULL;
+		st->skip_section = false;
+		if (strcasecmp(section, "global")) {
+			if (!strcasecmp(section, "homes") ||
+			    !strcasecmp(section, "printers") ||
+			    !strcasecmp(section, "print$")) {
+				log_msg(LOG_WARN, "%s:%d: section [%s] is not supported, ignored",
+					st->file, st->lineno, section);
+				st->skip_section = true;
+			} else if (!(st->share = srv_share_find(st->cfg, section))) {
+				/* a repeated section adds to the first, as in Samba */
+				ret = srv_config_add_share(st->cfg, section, NULL, &st->share);
+				if (ret) {
+					snprintf(st->err, sizeof(st->err),
+						 "invalid share name [%s]", section);
+					return 0;
+				}
+			}
+		}
+	}
+	if (!name)			/* section header only (INI_CALL_HANDLER_ON_NEW_SECTION) */
+		return 1;
+	if (st->skip_section)
+		return 1;
+	ret = st->share ? share_param(st, name, value) : global_param(st, name, value);
+	if (ret == -ENOENT) {
+		log_msg(LOG_WARN, "%s:%d: unknown parameter '%s' ignored", st->file,
+			st->lineno, name);
+		return 1;
+	}
+	if (ret) {
+		snprintf(st->err, sizeof(st->err), "invalid value '%s' for '%s'",
+			 value, name);
+		return 0;
+	}
+	return 1;
+}
+
+int srv_config_load(struct srv_config *cfg, const char *file)
+{
+	struct ini_state st = { .cfg = cfg, .file = file };
+	int line;
+
+	st.fp = fopen(file, "r");
+	if (!st.fp) {
+		fprintf(stderr, "rdaxd: %s: %s\n", file, strerror(errno));
+		return -errno;
+	}
+	line = ini_parse_stream(conf_reader, &st, conf_handler, &st);
+	fclose(st.fp);
+	if (line > 0) {
+		fprintf(stderr, "rdaxd: %s:%d: %s\n", file, line,
+			st.err[0] ? st.err : "syntax error");
+		return -EINVAL;
+	}
+	if (line < 0) {
+		fprintf(stderr, "rdaxd: %s: cannot read\n", file);
+		return -EIO;
+	}
+	return 0;
+}
+
+int srv_config_finish(struct srv_config *cfg)
+{
+	struct srv_share *ipc;
+	int i, ret;
+
+	if (cfg->min_dialect > cfg->max_dialect) {
+		fprintf(stderr, "rdaxd: server min protocol is above server max protocol\n");
+		return -EINVAL;
+	}
+	for (i = 0; i < cfg->nshares; i++) {
+		struct srv_share *sh = cfg->shares[i];
+
+		if (sh->ipc)
+			continue;
+		if (!sh->path[0]) {
+			fprintf(stderr, "rdaxd: share [%s] has no path\n", sh->name);
+			return -EINVAL;
+		}
+		ret = store_root_open(sh->path, &sh->root);
+		if (ret) {
+			fprintf(stderr, "rdaxd: share [%s]: %s: %s\n", sh->name,
+				sh->path, strerror(-ret));
+			return ret;
+		}
+	}
+	if (!srv_share_find(cfg, "IPC$")) {
+		ret = srv_config_add_share(cfg, "IPC$", NULL, &ipc);
+		if (ret)
+			return ret;
+		ipc->ipc = true;
+		ipc->read_only = true;
+		ipc->guest_ok = true;
+	}
+	if (!cfg->nlisten)
+		srv_config_parse_listen(cfg, "tcp://0.0.0.0:445");
+	return 0;
+}
+
+void srv_config_free(struct srv_config *cfg)
+{
+	int i, j;
+
+	for (i = 0; i < cfg->nshares; i++) {
+		struct srv_share *sh = cfg->shares[i];
+
+		store_root_close(&sh->root);
+		for (j = 0; j < sh->nvalid; j++)
+			free(sh->valid_users[j]);
+		free(sh->valid_users);
+		free(sh);
+	}
+	free(cfg->shares);
+	cfg->shares = NULL;
+	cfg->nshares = 0;
+}

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdaxd internals. Object model: a connection belongs to one worker for
+ * life; its sessions, trees and opens are touched only by that worker,
+ * so they need no locks. The per-share file table (delete-pending state
+ * shared by opens on different connections) is sharded.
+ */
+#ifndef RDAX_SERVER_H
+#define RDAX_SERVER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "crypto/crypto.h"
+#include "proto/smb2.h"
+#include "store/store.h"
+#include "transport/transport.h"
+#include "util/list.h"
+
+#define SRV_MAX_CREDITS 8192
+#define SRV_MAX_LISTEN 8
+#define SRV_FILE_SHARDS 64
+#define SRV_MAX_MSG_PREAUTH (64u * 1024)	/* before a session exists */
+#define SRV_MAX_MSG (SMB2_MAX_IO_SIZE + (1u << 20))
+
+enum srv_signing { SRV_SIGN_AUTO, SRV_SIGN_MANDATORY, SRV_SIGN_DISABLED };
+/* off: no cipher; auto: clients may encrypt; desired: ask capable
+ * clients to; required: refuse unencrypted sessions (Samba's values). */
+enum srv_encrypt { SRV_ENC_OFF, SRV_ENC_AUTO, SRV_ENC_DESIRED, SRV_ENC_REQUIRED };
+
+struct srv_file_shard {
+	pthread_mutex_t lock;
+	struct list_head files;
+};
+
+struct srv_share {
+	char name[81];
+	char path[4096];
+	char comment[128];
+	bool read_only;
+	bool guest_ok;
+	bool ipc;
+	char **valid_users;
+	int nvalid;
+	struct store_root root;
+	struct srv_file_shard shards[SRV_FILE_SHARDS];
+};
+
+struct srv_listen {
+	char addr[128];
+	unsigned int port;
+	bool rdma;
+};
+
+struct srv_config {
+	struct srv_listen listen[SRV_MAX_LISTEN];
+	int nlisten;
+	struct srv_share **shares;
+	int nshares;
+	char passdb_path[4096];
+	bool map_to_guest;		/* unknown users become guests */
+	uint16_t min_dialect;
+	uint16_t max_dialect;
+	enum srv_signing signing;
+	enum srv_encrypt encrypt;
+	int workers;
+	int max_connections;
+	int max_sessions;		/* per connection */
+	int max_opens;			/* per session */
+	char netbios_name[16];
+	char workgroup[16];
+	int log_level;
+};
+
+int srv_config_init(struct srv_config *cfg);
+/* smb.conf syntax; on error prints "FILE:LINE: reason" and returns -EINVAL. */
+int srv_config_load(struct srv_config *cfg, const char *file);
+int srv_config_add_share(struct srv_config *cfg, const char *name,
+			 const char *path, struct srv_share **out);
+int srv_config_parse_listen(struct srv_config *cfg, const char *url);
+/* Open share roots and check the configuration; prints what is wrong. */
+int srv_config_finish(struct srv_config *cfg);
+void srv_config_free(struct srv_config *cfg);
+struct srv_share *srv_share_find(const struct srv_config *cfg, const char *name);
+
+struct srv;
+struct srv_worker;
+
+/* An upper-layer response under construction; see srv_rbuf_*. */
+struct srv_rbuf {
+	struct xbuf xb;
+	uint8_t *mem;
+	size_t cap;			/* bytes after the headroom */
+	size_t len;			/* payload bytes used */
+	struct srv_worker *w;
+	struct srv_rbuf *next_free;
+};
+
+/* File object shared by all opens of one inode within a share. */
+struct srv_file {
+	struct list_head link;
+	dev_t dev;
+	ino_t ino;
+	int nopen;
+	bool delete_pending;
+	bool is_dir;
+	char *path;			/* current path, relative to the root */
+};
+
+struct srv_open {
+	struct list_head sess_link;
+	struct srv_open *hnext;		/* hash chain */
+	uint64_t persistent;
+	uint64_t volatile_id;
+	struct srv_session *sess;
+	struct srv_tree *tree;
+	struct srv_file *file;
+	int fd;
+	bool is_dir;
+	bool delete_on_close;
+	bool write_through;
+	uint32_t access;
+	uint32_t mode;
+	uint64_t position;
+	/* directory enumeration */
+	struct store_dir *dir;
+	char *pattern;
+	char *pending_name;		/* entry that did not fit last time */
+	bool enum_started;
+	bool enum_done;
+};
+
+struct srv_tree {
+	uint32_t id;
+	struct srv_share *share;
+	bool read_only;
+	uint32_t maximal_access;
+};
+
+enum srv_sess_state { SESS_IN_PROGRESS, SESS_VALID };
+
+#define SRV_OPEN_HASH 256
+
+struct srv_session {
+	struct list_head conn_link;
+	uint64_t id;
+	struct srv_conn *conn;
+	enum srv_sess_state state;
+	struct auth_server *auth;
+	uint8_t preauth[64];
+	char user[256];
+	bool guest;
+	bool anonymous;
+	bool user_unknown;		/* set by the passdb lookup */
+	bool signing_required;
+	bool encrypt;
+	bool have_key;
+	struct smb3_keys keys;
+	uint8_t session_key[16];
+	uint16_t sign_alg;
+	struct srv_tree **trees;
+	int ntrees;
+	uint32_t next_tree_id;
+	struct list_head opens;
+	int nopens;
+	struct srv_open *open_hash[SRV_OPEN_HASH];
+	uint64_t next_persistent;
+};
+
+struct srv_conn_stats {
+	uint64_t requests;
+	uint64_t bytes_read;
+	uint64_t bytes_written;
+	uint64_t errors;
+};
+
+struct srv_conn {
+	struct list_head worker_link;
+	struct srv *srv;
+	struct srv_worker *w;
+	struct xprt *x;
+	bool negotiated;
+	bool closing;
+	uint16_t dialect;
+	uint16_t client_secmode;
+	uint32_t client_caps;
+	uint8_t client_guid[16];
+	uint16_t client_dialects[SMB2_MAX_DIALECTS];
+	uint16_t nclient_dialects;
+	uint16_t cipher;
+	uint16_t sign_alg;
+	uint32_t server_caps;
+	uint16_t server_secmode;
+	uint8_t preauth[64];
+	/* credit window [MS-SMB2] 3.3.1.1 */
+	uint64_t seq_low;
+	uint32_t seq_range;
+	uint32_t seq_inflight;
+	uint8_t seq_used[SRV_MAX_CREDITS / 8];
+	struct list_head sessions;
+	int nsessions;
+	struct srv_conn_stats stats;
+};
+
+struct srv_worker {
+	struct srv *srv;
+	int idx;
+	pthread_t thread;
+	int epfd;
+	int efd;			/* doorbell */
+	pthread_mutex_t q_lock;
+	int *q_fds;			/* accepted sockets to adopt */
+	int q_len, q_cap;
+	struct list_head conns;
+	int nconns;
+	struct srv_rbuf *rb_free;
+	int rb_free_count;
+};
+
+struct srv {
+	struct srv_config *cfg;
+	struct passdb *passdb;
+	uint8_t guid[16];
+	uint64_t start_time;
+	struct srv_worker *workers;
+	int nworkers;
+	int listen_fds[SRV_MAX_LISTEN];
+	int nlisten_fds;
+	atomic_int nconns;
+	atomic_uint_fast64_t next_session_id;
+	atomic_uint_fast64_t next_volatile;
+	atomic_bool stopping;
+	unsigned int rr;
+};
+
+int srv_new(struct srv_config *cfg, struct srv **out);
+/* Runs until SIGTERM/SIGINT; returns 0 on a clean stop. */
+int srv_run(struct srv *s);
+void srv_free(struct srv **s);
+
+/* worker / connection plumbing */
+int srv_worker_start(struct srv *s, struct srv_worker *w, int idx);
+void srv_worker_adopt(struct srv_worker *w, int fd);
+void srv_worker_stop(struct srv_worker *w);
+int srv_conn_new(struct srv_worker *w, int fd, struct srv_conn **out);
+void srv_conn_free(struct srv_conn *c);
+struct srv_rbuf *srv_rbuf_get(struct srv_worker *w, size_t want);
+int srv_rbuf_reserve(struct srv_rbuf *rb, size_t need);
+void srv_rbuf_put(struct srv_rbuf *rb);
+
+/* ---- request processing ---- */
+
+/* Related-chain state carried from one PDU to the next. */
+struct srv_chain {
+	bool have_prev;
+	uint64_t session_id;
+	uint32_t tree_id;
+	bool have_fid;
+	struct smb2_fid fid;
+	bool create_failed;
+	uint32_t create_status;
+	bool sess_failed;
+	bool tree_failed;
+	/* sessions logged off in this chain, freed after the response */
+	struct srv_session *dead[SMB2_MAX_COMPOUND];
+	int ndead;
+};
+
+struct srv_req {
+	struct srv_conn *conn;
+	const uint8_t *pdu;
+	size_t len;
+	struct smb2_hdr hdr;
+	struct srv_session *sess;
+	struct srv_tree *tree;
+	struct srv_chain *chain;
+	bool encrypted;
+	bool related;
+	/* response */
+	struct srv_rbuf *rb;
+	size_t rsp_off;			/* header offset in rb payload */
+	struct wcur w;			/* positioned in the body */
+	bool keep_body;			/* error status with a normal body */
+	bool force_sign;
+	bool no_response;
+	bool hash_rsp;			/* update preauth hash with response */
+	uint8_t *hash_target;
+	struct srv_session *sign_sess;	/* session for the response signature */
+	uint64_t new_session_id;	/* SESSION_SETUP assigns one */
+	uint32_t new_tree_id;
+};
+
+/* Make room for n more body bytes; re-points req->w. */
+int srv_req_room(struct srv_req *req, size_t n);
+int srv_process_msg(void *conn, uint8_t *msg, size_t len);
+
+/* Command handlers: 0 or a negative errno / E_SMB_* code. */
+int smb_negotiate(struct srv_req *req);
+int smb_session_setup(struct srv_req *req);
+int smb_logoff(struct srv_req *req);
+int smb_tree_connect(struct srv_req *req);
+int smb_tree_disconnect(struct srv_req *req);
+int smb_echo(struct srv_req *req);
+int smb_create(struct srv_req *req);
+int smb_close(struct srv_req *req);
+int smb_flush(struct srv_req *req);
+int smb_read(struct srv_req *req);
+int smb_write(struct srv_req *req);
+int smb_lock(struct srv_req *req);
+int smb_ioctl(struct srv_req *req);
+int smb_query_directory(struct srv_req *req);
+int smb_query_info(struct srv_req *req);
+int smb_set_info(struct srv_req *req);
+int smb_change_notify(struct srv_req *req);
+int smb_oplock_break(struct srv_req *req);
+/* SMB1 NEGOTIATE carrying "SMB 2.???": answer with the 0x02FF wildcard. */
+int smb1_negotiate(struct srv_conn *c, const uint8_t *msg, size_t len);
+
+/* sessions, trees, opens */
+struct srv_session *srv_session_find(struct srv_conn *c, uint64_t id);
+int srv_session_new(struct srv_conn *c, struct srv_session **out);
+void srv_session_free(struct srv_session *s);
+struct srv_tree *srv_tree_find(struct srv_session *s, uint32_t id);
+void srv_tree_free(struct srv_session *s, struct srv_tree *t);
+struct srv_open *srv_open_find(struct srv_session *s, const struct smb2_fid *fid);
+int srv_open_insert(struct srv_session *s, struct srv_open *o);
+int srv_open_close(struct srv_open *o);
+/* Resolve a request FileId (compound-aware) to an open on its tree. */
+int srv_req_open(struct srv_req *req, const struct smb2_fid *fid,
+		 struct srv_open **out);
+
+/* File table: one srv_file per (dev, ino) in a share. */
+struct srv_file *srv_file_get(struct srv_share *sh, dev_t dev, ino_t ino,
+			      const char *path, bool is_dir);
+/* Drop an open's reference; unlinks a delete-pending file at zero. */
+void srv_file_put(struct srv_share *sh, struct srv_file *f);
+bool srv_file_delete_pending(struct srv_share *sh, struct srv_file *f);
+int srv_file_set_delete(struct srv_share *sh, struct srv_file *f, bool del);
+int srv_file_rename(struct srv_share *sh, struct srv_file *f, const char *to,
+		    bool replace);
+int srv_file_path(struct srv_share *sh, struct srv_file *f, char *buf,
+		  size_t len);
+
+/*
+ * SMB path (UTF-16LE, '\' separated) to a share-relative UTF-8 path.
+ * Rejects NUL, streams and malformed names with E_SMB_OBJECT_NAME_INVALID.
+ */
+int srv_path_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap);
+/* The inverse, with a leading '\' when lead is set. */
+int srv_path_to_utf16(const char *path, bool lead, uint8_t *out, size_t cap);
+
+/* Unix stat to the wire view. */
+struct fscc_info;
+void srv_stat_to_info(const struct stat *st, struct fscc_info *fi);
+
+#endif

@@ -1,0 +1,647 @@
+// SPDX-License-Identifier: MIT
+/*
+ * CREATE, CLOSE, FLUSH, READ, WRITE, LOCK; the per-share file table and
+ * SMB path handling.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "proto/fscc.h"
+#include "proto/ntstatus.h"
+#include "proto/smb2.h"
+#include "server/server.h"
+#include "util/log.h"
+#include "util/utf16.h"
+
+#define SRV_PATH_MAX 4096
+
+/* ---- paths ---- */
+
+int srv_path_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap)
+{
+	char *p, *q, *colon;
+	int n;
+
+	n = utf16le_to_utf8(name, len, out, cap);
+	if (n == -E2BIG)
+		return -ENAMETOOLONG;
+	if (n < 0)
+		return -E_SMB_OBJECT_NAME_INVALID;
+	for (p = out; *p; p++)
+		if (*p == '\\')
+			*p = '/';
+	colon = strchr(out, ':');
+	if (colon) {
+		/* only the unnamed data stream exists */
+		if (strcasecmp(colon, "::$DATA"))
+			return -ENOENT;
+		*colon = 0;
+	}
+	/* strip leading and trailing separators */
+	for (p = out; *p == '/'; p++)
+		;
+	memmove(out, p, strlen(p) + 1);
+	n = (int)strlen(out);
+	while (n > 0 && out[n - 1] == '/')
+		out[--n] = 0;
+	/* no empty components; "." components are dropped */
+	for (p = out; *p;) {
+		q = strchr(p, '/');
+		if (q == p)
+			return -E_SMB_OBJECT_NAME_INVALID;
+		if ((q ? q - p : (long)strlen(p)) == 1 && *p == '.') {
+			if (q)
+				memmove(p, q + 1, strlen(q + 1) + 1);
+			else
+				*(p > out ? p - 1 : p) = 0;
+			continue;
+		}
+		if (!q)
+			break;
+		p = q + 1;
+	}
+	return 0;
+}
+
+int srv_path_to_utf16(const char *path, bool lead, uint8_t *out, size_t cap)
+{
+	size_t off = 0;
+	int n, i;
+
+	if (lead) {
+		if (cap < 2)
+			return -E2BIG;
+		out[0] = '\\';
+		out[1] = 0;
+		off = 2;
+	}
+	n = utf8_to_utf16le(path, out + off, cap - off);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i += 2)
+		if (out[off + i] == '/' && out[off + i + 1] == 0)
+			out[off + i] = '\\';
+	return (int)off + n;
+}
+
+void srv_stat_to_info(const struct stat *st, struct fscc_info *fi)
+{
+	bool dir = S_ISDIR(st->st_mode);
+
+	memset(fi, 0, sizeof(*fi));
+	fi->t.last_access = filetime_from_unix(st->st_atim.tv_sec, st->st_atim.tv_nsec);
+	fi->t.last_write = filetime_from_unix(st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
+	fi->t.change = filetime_from_unix(st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+	fi->t.creation = fi->t.last_write < fi->t.change ? fi->t.last_write
+							 : fi->t.change;
+	fi->end_of_file = dir ? 0 : (uint64_t)st->st_size;
+	fi->allocation_size = dir ? 0 : (uint64_t)st->st_blocks * 512;
+	fi->attributes = dir ? FILE_ATTRIBUTE_DIRECTORY : FILE_ATTRIBUTE_ARCHIVE;
+	if (!(st->st_mode & 0222))
+		fi->attributes |= FILE_ATTRIBUTE_READONLY;
+	fi->nlink = (uint32_t)st->st_nlink;
+	fi->file_id = st->st_ino;
+	fi->directory = dir;
+}
+
+/* ---- file table ---- */
+
+static struct srv_file_shard *shard_of(struct srv_share *sh, dev_t dev, ino_t ino)
+{
+	uint64_t h = ((uint64_t)ino ^ ((uint64_t)dev << 32)) * 0x9E3779B97F4A7C15ull;
+
+	return &sh->shards[(h >> 58) % SRV_FILE_SHARDS];
+}
+
+struct srv_file *srv_file_get(struct srv_share *sh, dev_t dev, ino_t ino,
+			      const char *path, bool is_dir)
+{
+	struct srv_file_shard *sd = shard_of(sh, dev, ino);
+	struct list_head *pos, *tmp;
+	struct srv_file *f;
+
+	pthread_mutex_lock(&sd->lock);
+	list_for_each_safe(pos, tmp, &sd->files) {
+		f = list_entry(pos, struct srv_file, link);
+		if (f->dev == dev && f->ino == ino) {
+			f->nopen++;
+			goto out_unlock;
+		}
+	}
+	f = calloc(1, sizeof(*f));
+	if (f) {
+		f->path = strdup(path);
+		if (!f->path) {
+			free(f);
+			f = NULL;
+			goto out_unlock;
+		}
+		f->dev = dev;
+		f->ino = ino;
+		f->is_dir = is_dir;
+		f->nopen = 1;
+		list_add_tail(&f->link, &sd->files);
+	}
+out_unlock:
+	pthread_mutex_unlock(&sd->lock);
+	return f;
+}
+
+void srv_file_put(struct srv_share *sh, struct srv_file *f)
+{
+	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
+	int ret;
+
+	pthread_mutex_lock(&sd->lock);
+	if (--f->nopen) {
+		pthread_mutex_unlock(&sd->lock);
+		return;
+	}
+	list_del(&f->link);
+	if (f->delete_pending) {
+		ret = store_unlink(&sh->root, f->path, f->is_dir);
+		if (ret)
+			pr_warn("[%s] delete on close of %s: %s", sh->name,
+				f->path, strerror(-ret));
+	}
+	pthread_mutex_unlock(&sd->lock);
+	free(f->path);
+	free(f);
+}
+
+bool srv_file_delete_pending(struct srv_share *sh, struct srv_file *f)
+{
+	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
+	bool v;
+
+	pthread_mutex_lock(&sd->lock);
+	v = f->delete_pending;
+	pthread_mutex_unlock(&sd->lock);
+	return v;
+}
+
+int srv_file_set_delete(struct srv_share *sh, struct srv_file *f, bool del)
+{
+	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
+
+	pthread_mutex_lock(&sd->lock);
+	f->delete_pending = del;
+	pthread_mutex_unlock(&sd->lock);
+	return 0;
+}
+
+int srv_file_rename(struct srv_share *sh, struct srv_file *f, const char *to,
+		    bool replace)
+{
+	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
+	char *np = strdup(to);
+	int ret;
+
+	if (!np)
+		return -ENOMEM;
+	pthread_mutex_lock(&sd->lock);
+	ret = store_rename(&sh->root, f->path, to, replace);
+	if (!ret) {
+		free(f->path);
+		f->path = np;
+		np = NULL;
+	}
+	pthread_mutex_unlock(&sd->lock);
+	free(np);
+	return ret;
+}
+
+int srv_file_path(struct srv_share *sh, struct srv_file *f, char *buf, size_t len)
+{
+	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
+	int ret = 0;
+
+	pthread_mutex_lock(&sd->lock);
+	if ((size_t)snprintf(buf, len, "%s", f->path) >= len)
+		ret = -ENAMETOOLONG;
+	pthread_mutex_unlock(&sd->lock);
+	return ret;
+}
+
+/* ---- CREATE ---- */
+
+#define WRITE_LIKE (FILE_WRITE_DATA | FILE_APPEND_DATA | FILE_WRITE_EA | \
+		    FILE_WRITE_ATTRIBUTES | DELETE_ACCESS | WRITE_DAC | \
+		    WRITE_OWNER | FILE_DELETE_CHILD)
+
+static uint32_t map_access(uint32_t a, const struct srv_tree *t)
+{
+	uint32_t max = t->maximal_access;
+
+	if (a & (MAXIMUM_ALLOWED | GENERIC_ALL))
+		a |= max;
+	if (a & GENERIC_READ)
+		a |= FILE_GENERIC_READ;
+	if (a & GENERIC_WRITE)
+		a |= FILE_GENERIC_WRITE;
+	if (a & GENERIC_EXECUTE)
+		a |= FILE_GENERIC_EXECUTE;
+	return a & FILE_ALL_ACCESS;
+}
+
+/* ENOENT from an open: is the parent directory missing too? */
+static int not_found_err(const struct store_root *root, const char *path)
+{
+	char parent[SRV_PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!slash)
+		return -ENOENT;
+	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path);
+	if (store_stat(root, parent, &st))
+		return -E_SMB_PATH_NOT_FOUND;
+	return S_ISDIR(st.st_mode) ? -ENOENT : -E_SMB_PATH_NOT_FOUND;
+}
+
+static int create_contexts(struct srv_req *req, const struct smb2_create_req *r,
+			   const struct srv_open *o, const struct stat *st,
+			   uint8_t *buf, size_t cap, size_t *len)
+{
+	struct smb2_create_ctx ctx[SMB2_MAX_CREATE_CTX];
+	size_t prev = SIZE_MAX;
+	struct wcur w;
+	int i, n;
+
+	*len = 0;
+	n = smb2_create_ctx_parse(r->contexts.p, r->contexts.len, ctx,
+				  SMB2_MAX_CREATE_CTX);
+	if (n < 0)
+		return -EINVAL;
+	wcur_init(&w, buf, cap);
+	for (i = 0; i < n; i++) {
+		if (ctx[i].name.len != 4)
+			continue;
+		if (!memcmp(ctx[i].name.p, SMB2_CTX_MXAC, 4)) {
+			uint8_t d[8];
+
+			put_le32(d, 0);
+			put_le32(d + 4, req->tree->maximal_access);
+			smb2_create_ctx_add(&w, &prev, SMB2_CTX_MXAC, d, 8);
+		} else if (!memcmp(ctx[i].name.p, SMB2_CTX_QFID, 4)) {
+			uint8_t d[32] = { 0 };
+
+			put_le64(d, st->st_ino);
+			put_le64(d + 8, st->st_dev);
+			smb2_create_ctx_add(&w, &prev, SMB2_CTX_QFID, d, 32);
+		}
+		/* leases, durable handles, POSIX: not granted, ignored */
+	}
+	if (w.err)
+		return -ENOMEM;
+	*len = w.off;
+	return 0;
+}
+
+int smb_create(struct srv_req *req)
+{
+	struct srv_tree *t = req->tree;
+	struct srv_share *sh = t->share;
+	struct smb2_create_rsp rsp = { 0 };
+	struct smb2_create_req r;
+	char path[SRV_PATH_MAX];
+	uint8_t ctxbuf[256];
+	size_t ctxlen;
+	struct fscc_info fi;
+	struct srv_open *o;
+	struct stat st;
+	uint32_t access, action;
+	bool exists, is_dir, truncate = false;
+	int ret, fd = -1, flags;
+
+	ret = smb2_create_req_decode(req->pdu, req->len, &r);
+	if (ret)
+		return -EINVAL;
+	if (sh->ipc)
+		return -ENOENT;		/* no named pipes */
+	if (r.disposition > FILE_OVERWRITE_IF ||
+	    r.impersonation > SMB2_IMPERSONATION_MAX ||
+	    (r.options & FILE_DIRECTORY_FILE && r.options & FILE_NON_DIRECTORY_FILE))
+		return -EINVAL;
+	if (r.options & FILE_OPEN_BY_FILE_ID)
+		return -EOPNOTSUPP;
+	ret = srv_path_from_utf16(r.name.p, r.name.len, path, sizeof(path));
+	if (ret)
+		return ret;
+	access = map_access(r.desired_access, t);
+	if (r.options & FILE_DELETE_ON_CLOSE && !(access & DELETE_ACCESS))
+		return -EINVAL;
+	if (t->read_only) {
+		if (r.desired_access & (MAXIMUM_ALLOWED | GENERIC_ALL))
+			access &= ~WRITE_LIKE;
+		if (access & WRITE_LIKE ||
+		    (r.disposition != FILE_OPEN && r.disposition != FILE_OPEN_IF))
+			return -EACCES;
+	}
+
+	ret = store_stat(&sh->root, path, &st);
+	if (ret && ret != -ENOENT)
+		return ret;
+	exists = !ret;
+	is_dir = exists && S_ISDIR(st.st_mode);
+	if (exists) {
+		if (r.disposition == FILE_CREATE)
+			return -EEXIST;
+		if (is_dir && r.options & FILE_NON_DIRECTORY_FILE)
+			return -EISDIR;
+		if (!is_dir && r.options & FILE_DIRECTORY_FILE)
+			return -ENOTDIR;
+		if (r.disposition == FILE_OVERWRITE ||
+		    r.disposition == FILE_OVERWRITE_IF ||
+		    r.disposition == FILE_SUPERSEDE) {
+			if (is_dir)
+				return -EINVAL;
+			if (t->read_only)
+				return -EACCES;
+			truncate = true;
+		}
+		action = r.disposition == FILE_SUPERSEDE ? FILE_SUPERSEDED :
+			 truncate ? FILE_OVERWRITTEN : FILE_OPENED;
+	} else {
+		if (r.disposition == FILE_OPEN || r.disposition == FILE_OVERWRITE)
+			return not_found_err(&sh->root, path);
+		if (t->read_only)
+			return -EACCES;
+		if (!*path)
+			return -EINVAL;
+		if (r.options & FILE_DIRECTORY_FILE) {
+			ret = store_mkdir(&sh->root, path, 0755);
+			if (ret == -ENOENT)
+				return not_found_err(&sh->root, path);
+			if (ret)
+				return ret;
+			is_dir = true;
+		}
+		action = FILE_CREATED;
+	}
+
+	if (is_dir) {
+		ret = store_open(&sh->root, path, O_RDONLY | O_DIRECTORY, 0, &fd);
+	} else {
+		flags = (access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) ? O_RDWR : O_RDONLY;
+		flags |= O_NONBLOCK | O_NOCTTY;
+		if (!exists)
+			flags |= O_CREAT | O_EXCL;
+		if (truncate)
+			flags |= O_TRUNC;
+		ret = store_open(&sh->root, path, flags, 0644, &fd);
+		if (ret == -EEXIST && r.disposition == FILE_OPEN_IF) {
+			/* lost a race with another creator: open it instead */
+			flags &= ~(O_CREAT | O_EXCL);
+			action = FILE_OPENED;
+			ret = store_open(&sh->root, path, flags, 0, &fd);
+		}
+	}
+	if (ret == -ENOENT)
+		return not_found_err(&sh->root, path);
+	if (ret)
+		return ret;
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		goto out_close_fd;
+	}
+	if (!is_dir && !S_ISREG(st.st_mode)) {
+		ret = -EACCES;		/* devices, fifos, sockets are not served */
+		goto out_close_fd;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		ret = -ENOMEM;
+		goto out_close_fd;
+	}
+	o->fd = fd;
+	o->tree = t;
+	o->is_dir = is_dir;
+	o->access = access;
+	o->write_through = r.options & FILE_WRITE_THROUGH;
+	o->delete_on_close = r.options & FILE_DELETE_ON_CLOSE;
+	o->file = srv_file_get(sh, st.st_dev, st.st_ino, path, is_dir);
+	if (!o->file) {
+		ret = -ENOMEM;
+		goto out_free_open;
+	}
+	if (srv_file_delete_pending(sh, o->file)) {
+		ret = -E_SMB_DELETE_PENDING;
+		goto out_put_file;
+	}
+	ret = create_contexts(req, &r, o, &st, ctxbuf, sizeof(ctxbuf), &ctxlen);
+	if (ret)
+		goto out_put_file;
+	ret = srv_open_insert(req->sess, o);
+	if (ret)
+		goto out_put_file;
+
+	srv_stat_to_info(&st, &fi);
+	rsp.action = action;
+	rsp.t = fi.t;
+	rsp.allocation_size = fi.allocation_size;
+	rsp.end_of_file = fi.end_of_file;
+	rsp.attributes = fi.attributes;
+	rsp.fid.persistent = o->persistent;
+	rsp.fid.volatile_id = o->volatile_id;
+	rsp.contexts.p = ctxbuf;
+	rsp.contexts.len = (uint32_t)ctxlen;
+	req->chain->have_fid = true;
+	req->chain->fid = rsp.fid;
+	if (srv_req_room(req, 96 + ctxlen)) {
+		srv_open_close(o);
+		return -ENOMEM;
+	}
+	smb2_create_rsp_encode(&req->w, &rsp);
+	return 0;
+out_put_file:
+	srv_file_put(sh, o->file);
+out_free_open:
+	free(o);
+out_close_fd:
+	close(fd);
+	return ret;
+}
+
+/* ---- CLOSE / FLUSH ---- */
+
+int smb_close(struct srv_req *req)
+{
+	struct smb2_close_rsp rsp = { 0 };
+	struct smb2_close_req r;
+	struct srv_open *o;
+	struct fscc_info fi;
+	struct stat st;
+	int ret;
+
+	smb2_close_req_decode(req->pdu, req->len, &r);
+	ret = srv_req_open(req, &r.fid, &o);
+	if (ret)
+		return ret;
+	if (r.flags & SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB && !fstat(o->fd, &st)) {
+		srv_stat_to_info(&st, &fi);
+		rsp.flags = SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB;
+		rsp.t = fi.t;
+		rsp.allocation_size = fi.allocation_size;
+		rsp.end_of_file = fi.end_of_file;
+		rsp.attributes = fi.attributes;
+	}
+	srv_open_close(o);
+	if (srv_req_room(req, 64))
+		return -ENOMEM;
+	smb2_close_rsp_encode(&req->w, &rsp);
+	return 0;
+}
+
+int smb_flush(struct srv_req *req)
+{
+	struct smb2_fid fid;
+	struct srv_open *o;
+	int ret;
+
+	smb2_flush_req_decode(req->pdu, req->len, &fid);
+	ret = srv_req_open(req, &fid, &o);
+	if (ret)
+		return ret;
+	if (!(o->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)))
+		return -EACCES;
+	ret = store_flush(o->fd);
+	if (ret)
+		return ret;
+	if (srv_req_room(req, 8))
+		return -ENOMEM;
+	smb2_simple_encode(&req->w);
+	return 0;
+}
+
+/* ---- READ / WRITE ---- */
+
+int smb_read(struct srv_req *req)
+{
+	struct smb2_read_rsp rsp = { 0 };
+	struct smb2_read_req r;
+	struct srv_open *o;
+	uint8_t *data;
+	ssize_t n;
+	int ret;
+
+	ret = smb2_read_req_decode(req->pdu, req->len, &r);
+	if (ret)
+		return -EINVAL;
+	ret = srv_req_open(req, &r.fid, &o);
+	if (ret)
+		return ret;
+	if (o->is_dir)
+		return -E_SMB_INVALID_DEVICE_REQUEST;
+	if (!(o->access & (FILE_READ_DATA | FILE_EXECUTE)))
+		return -EACCES;
+	if (r.length > SMB2_MAX_IO_SIZE || r.channel != SMB2_CHANNEL_NONE)
+		return -EINVAL;
+	ret = srv_req_room(req, 16 + (size_t)r.length);
+	if (ret)
+		return ret;
+	data = req->w.p + SMB2_READ_RSP_DATA_OFF;
+	n = store_pread(o->fd, data, r.length, r.offset);
+	if (n < 0)
+		return (int)n;
+	if ((n == 0 && r.length) || (uint32_t)n < r.minimum)
+		return -E_SMB_END_OF_FILE;
+	rsp.data_offset = SMB2_READ_RSP_DATA_OFF;
+	rsp.data_length = (uint32_t)n;
+	smb2_read_rsp_encode(&req->w, &rsp);
+	req->w.off += (size_t)n;
+	req->conn->stats.bytes_read += (uint64_t)n;
+	return 0;
+}
+
+int smb_write(struct srv_req *req)
+{
+	struct smb2_write_rsp rsp = { 0 };
+	struct smb2_write_req r;
+	struct srv_open *o;
+	uint64_t off;
+	struct stat st;
+	ssize_t n;
+	int ret;
+
+	ret = smb2_write_req_decode(req->pdu, req->len, &r);
+	if (ret)
+		return -EINVAL;
+	ret = srv_req_open(req, &r.fid, &o);
+	if (ret)
+		return ret;
+	if (o->is_dir)
+		return -E_SMB_INVALID_DEVICE_REQUEST;
+	if (!(o->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)))
+		return -EACCES;
+	if (r.length > SMB2_MAX_IO_SIZE || r.channel != SMB2_CHANNEL_NONE)
+		return -EINVAL;
+	off = r.offset;
+	if (off == UINT64_MAX) {	/* write at end of file */
+		if (fstat(o->fd, &st))
+			return -errno;
+		off = (uint64_t)st.st_size;
+	}
+	if (off > INT64_MAX || r.length > INT64_MAX - off)
+		return -EFBIG;
+	n = store_pwrite(o->fd, r.data.p, r.length, off,
+			 o->write_through || (r.flags & SMB2_WRITEFLAG_WRITE_THROUGH));
+	if (n < 0)
+		return (int)n;
+	rsp.count = (uint32_t)n;
+	if (srv_req_room(req, 24))
+		return -ENOMEM;
+	smb2_write_rsp_encode(&req->w, &rsp);
+	req->conn->stats.bytes_written += (uint64_t)n;
+	return 0;
+}
+
+/* ---- LOCK: byte ranges as OFD locks, never blocking ---- */
+
+int smb_lock(struct srv_req *req)
+{
+	struct smb2_lock_req r;
+	struct smb2_lock_elem e;
+	struct srv_open *o;
+	struct flock fl;
+	int i, ret;
+
+	if (smb2_lock_req_decode(req->pdu, req->len, &r))
+		return -EINVAL;
+	ret = srv_req_open(req, &r.fid, &o);
+	if (ret)
+		return ret;
+	if (r.count > 64)
+		return -EINVAL;
+	for (i = 0; i < r.count; i++) {
+		smb2_lock_elem_get(&r, i, &e);
+		if (!e.length)
+			continue;
+		if (e.offset > INT64_MAX || e.length > INT64_MAX - e.offset)
+			return -EINVAL;
+		memset(&fl, 0, sizeof(fl));
+		fl.l_whence = SEEK_SET;
+		fl.l_start = (off_t)e.offset;
+		fl.l_len = (off_t)e.length;
+		if (e.flags & SMB2_LOCKFLAG_UNLOCK)
+			fl.l_type = F_UNLCK;
+		else if (e.flags & SMB2_LOCKFLAG_SHARED)
+			fl.l_type = F_RDLCK;
+		else
+			fl.l_type = F_WRLCK;
+		if (fcntl(o->fd, F_OFD_SETLK, &fl)) {
+			if (errno == EAGAIN || errno == EACCES || errno == EBADF)
+				return -E_SMB_LOCK_NOT_GRANTED;
+			return -errno;
+		}
+	}
+	if (srv_req_room(req, 8))
+		return -ENOMEM;
+	smb2_simple_encode(&req->w);
+	return 0;
+}

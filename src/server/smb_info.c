@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: MIT
+/* QUERY_INFO, SET_INFO and QUERY_DIRECTORY. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/fscc.h"
+#include "proto/ntstatus.h"
+#include "proto/smb2.h"
+#include "server/server.h"
+#include "util/log.h"
+#include "util/utf16.h"
+
+#define NAME16_MAX (4096 * 2 + 2)
+#define QD_MAX_OUTPUT SMB2_MAX_IO_SIZE
+
+static int open_info(struct srv_open *o, struct fscc_info *fi)
+{
+	struct stat st;
+
+	if (fstat(o->fd, &st))
+		return -errno;
+	srv_stat_to_info(&st, fi);
+	fi->access = o->access;
+	fi->position = o->position;
+	fi->mode = o->mode;
+	fi->delete_pending = srv_file_delete_pending(o->tree->share, o->file);
+	return 0;
+}
+
+/*
+ * Encode an info buffer after the 8-byte QUERY_INFO body: truncated data
+ * gets STATUS_BUFFER_OVERFLOW, a buffer below the class's fixed size
+ * STATUS_INFO_LENGTH_MISMATCH.
+ */
+static int finish_out_buf(struct srv_req *req, struct wcur *d, uint32_t limit,
+			  uint32_t min)
+{
+	uint32_t len = (uint32_t)d->off;
+	int ret = 0;
+
+	if (limit < min)
+		return -E_SMB_INFO_LENGTH_MISMATCH;
+	if (len > limit) {
+		len = limit;
+		req->keep_body = true;
+		ret = -E_SMB_BUFFER_OVERFLOW;
+	}
+	smb2_out_buf_rsp_encode(&req->w, len);
+	req->w.off += len;
+	return ret;
+}
+
+static int query_file(struct srv_req *req, struct srv_open *o,
+		      const struct smb2_query_info_req *r, struct wcur *d)
+{
+	uint8_t name16[NAME16_MAX];
+	char path[4096];
+	struct fscc_info fi;
+	int ret, nlen = 0;
+
+	ret = open_info(o, &fi);
+	if (ret)
+		return ret;
+	if (r->info_class == FileAllInformation ||
+	    r->info_class == FileNameInformation ||
+	    r->info_class == FileNormalizedNameInformation) {
+		ret = srv_file_path(o->tree->share, o->file, path, sizeof(path));
+		if (ret)
+			return ret;
+		nlen = srv_path_to_utf16(path, true, name16, sizeof(name16));
+		if (nlen < 0)
+			return nlen;
+	}
+	return fscc_file_info_encode(d, r->info_class, &fi, name16, (uint32_t)nlen);
+}
+
+static int query_fs(struct srv_req *req, const struct smb2_query_info_req *r,
+		    struct wcur *d)
+{
+	struct srv_share *sh = req->tree->share;
+	struct fscc_fsinfo fs = { 0 };
+	uint8_t label[162];
+	struct statvfs sv;
+	int ret, n;
+
+	ret = store_statvfs(&sh->root, &sv);
+	if (ret)
+		return ret;
+	n = utf8_to_utf16le(sh->name, label, sizeof(label));
+	fs.label = label;
+	fs.label_len = n > 0 ? (uint32_t)n : 0;
+	fs.bytes_per_sector = 512;
+	fs.sectors_per_unit = (uint32_t)(sv.f_frsize / 512 ? sv.f_frsize / 512 : 1);
+	fs.total_units = (uint64_t)sv.f_blocks * sv.f_frsize /
+			 ((uint64_t)fs.sectors_per_unit * 512);
+	fs.avail_units = (uint64_t)sv.f_bavail * sv.f_frsize /
+			 ((uint64_t)fs.sectors_per_unit * 512);
+	fs.serial = (uint32_t)(sh->root.dev ^ (sh->root.dev >> 32));
+	fs.created = req->conn->srv->start_time;
+	fs.max_name_len = (uint32_t)sv.f_namemax;
+	return fscc_fs_info_encode(d, r->info_class, &fs);
+}
+
+int smb_query_info(struct srv_req *req)
+{
+	struct smb2_query_info_req r;
+	struct srv_open *o;
+	struct wcur d;
+	uint32_t min;
+	int ret;
+
+	if (smb2_query_info_req_decode(req->pdu, req->len, &r))
+		return -EINVAL;
+	ret = srv_req_open(req, &r.fid, &o);
+	if (ret)
+		return ret;
+	if (r.output_len > SMB2_MAX_IO_SIZE)
+		return -EINVAL;
+	ret = srv_req_room(req, 8 + NAME16_MAX + 512);
+	if (ret)
+		return ret;
+	wcur_init(&d, req->w.p + req->w.off + 8, NAME16_MAX + 512);
+	switch (r.info_type) {
+	case SMB2_0_INFO_FILE:
+		ret = query_file(req, o, &r, &d);
+		min = fscc_file_info_min_size(r.info_class);
+		break;
+	case SMB2_0_INFO_FILESYSTEM:
+		ret = query_fs(req, &r, &d);
+		min = fscc_fs_info_min_size(r.info_class);
+		break;
+	case SMB2_0_INFO_SECURITY:
+	case SMB2_0_INFO_QUOTA:
+		return -EOPNOTSUPP;
+	default:
+		return -EINVAL;
+	}
+	if (ret)
+		return ret;
+	if (d.err)
+		return -EIO;
+	return finish_out_buf(req, &d, r.output_len, min);
+}
+
+/* ---- SET_INFO ---- */
+
+static int set_basic(struct srv_open *o, const struct smb2_buf *b)
+{
+	struct timespec ts[2], *pa = NULL, *pm = NULL;
+	uint64_t atime, mtime;
+	uint32_t attrs;
+	struct stat st;
+	int64_t sec;
+	long nsec;
+
+	if (b->len < 36)
+		return -E_SMB_INFO_LENGTH_MISMATCH;
+	if (!(o->access & FILE_WRITE_ATTRIBUTES))
+		return -EACCES;
+	atime = get_le64(b->p + 8);
+	mtime = get_le64(b->p + 16);
+	attrs = get_le32(b->p + 32);
+	/* 0: leave alone; -1 / -2: stop / resume automatic updates */
+	if (atime && atime < UINT64_MAX - 1) {
+		filetime_to_unix(atime, &sec, &nsec);
+		ts[0].tv_sec = sec;
+		ts[0].tv_nsec = nsec;
+		pa = &ts[0];
+	}
+	if (mtime && mtime < UINT64_MAX - 1) {
+		filetime_to_unix(mtime, &sec, &nsec);
+		ts[1].tv_sec = sec;
+		ts[1].tv_nsec = nsec;
+		pm = &ts[1];
+	}
+	if (pa || pm) {
+		int ret = store_set_times(o->fd, pa, pm);
+
+		if (ret)
+			return ret;
+	}
+	if (attrs && !fstat(o->fd, &st)) {
+		mode_t m = st.st_mode & 07777;
+
+		if (attrs & FILE_ATTRIBUTE_READONLY)
+			m &= (mode_t)~0222;
+		else if (!(m & 0200))
+			m |= 0200;
+		if (m != (st.st_mode & 07777) && fchmod(o->fd, m))
+			return -errno;
+	}
+	return 0;
+}
+
+static int dir_is_empty(int fd)
+{
+	struct store_dir *d;
+	const char *name;
+	int ret;
+
+	ret = store_dir_open(fd, &d);
+	if (ret)
+		return ret;
+	while ((ret = store_dir_next(d, &name)) == 1)
+		if (strcmp(name, ".") && strcmp(name, ".."))
+			break;
+	store_dir_close(&d);
+	return ret == 0 ? 1 : ret == 1 ? 0 : ret;
+}
+
+static int set_disposition(struct srv_open *o, bool del)
+{
+	int ret;
+
+	if (!(o->access & DELETE_ACCESS))
+		return -EACCES;
+	if (del && o->is_dir) {
+		ret = dir_is_empty(o->fd);
+		if (ret < 0)
+			return ret;
+		if (!ret)
+			return -ENOTEMPTY;
+	}
+	return srv_file_set_delete(o->tree->share, o->file, del);
+}
+
+static int target_path(const struct smb2_buf *b, char *out, size_t cap)
+{
+	uint32_t nlen;
+
+	if (b->len < 20)
+		return -E_SMB_INFO_LENGTH_MISMATCH;
+	if (get_le64(b->p + 8))		/* RootDirectory must be 0 for SMB2 */
+		return -EINVAL;
+	nlen = get_le32(b->p + 16);
+	if (!range_ok(20, nlen, b->len) || !nlen)
+		return -EINVAL;
+	return srv_path_from_utf16(b->p + 20, nlen, out, cap);
+}
+
+static int set_rename(struct srv_open *o, const struct smb2_buf *b, bool link)
+{
+	struct srv_share *sh = o->tree->share;
+	char to[4096], from[4096];
+	bool replace;
+	int ret;
+
+	if (!(o->access & DELETE_ACCESS) && !link)
+		return -EACCES;
+	ret = target_path(b, to, sizeof(to));
+	if (ret)
+		return ret;
+	if (!*to)
+		return -E_SMB_OBJECT_NAME_INVALID;
+	replace = b->p[0];
+	if (!link)
+		return srv_file_rename(sh, o->file, to, replace);
+	ret = srv_file_path(sh, o->file, from, sizeof(from));
+	if (ret)
+		return ret;
+	if (replace) {
+		ret = store_unlink(&sh->root, to, false);
+		if (ret && ret != -ENOENT)
+			return ret;
+	}
+	return store_link(&sh->root, from, to);
+}
+
+int smb_set_info(struct srv_req *req)
+{
+	struct smb2_set_info_req r;
+	struct srv_open *o;
+	int ret;
+
+	if (smb2_set_info_req_decode(req->pdu, req->len, &r))
+		return -EINVAL;
+	ret = srv_req_open(req, &r.fid, &o);
+	if (ret)
+		return ret;
+	if (req->tree->read_only)
+		return -EACCES;
+	if (r.info_type != SMB2_0_INFO_FILE)
+		return -EOPNOTSUPP;
+	switch (r.info_class) {
+	case FileBasicInformation:
+		ret = set_basic(o, &r.data);
+		break;
+	case FileDispositionInformation:
+		if (r.data.len < 1)
+			return -E_SMB_INFO_LENGTH_MISMATCH;
+		ret = set_disposition(o, r.data.p[0] & 1);
+		break;
+	case FileDispositionInformationEx:
+		if (r.data.len < 4)
+			return -E_SMB_INFO_LENGTH_MISMATCH;
+		ret = set_disposition(o, get_le32(r.data.p) & 1);
+		break;
+	case FileRenameInformation:
+		ret = set_rename(o, &r.data, false);
+		break;
+	case FileLinkInformation:
+		ret = set_rename(o, &r.data, true);
+		break;
+	case FileEndOfFileInformation:
+	case FileAllocationInformation:
+		if (r.data.len < 8)
+			return -E_SMB_INFO_LENGTH_MISMATCH;
+		if (!(o->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)))
+			return -EACCES;
+		if (o->is_dir)
+			return -E_SMB_INVALID_DEVICE_REQUEST;
+		if (r.info_class == FileEndOfFileInformation) {
+			ret = store_truncate(o->fd, get_le64(r.data.p));
+		} else {
+			struct stat st;
+			uint64_t a = get_le64(r.data.p);
+
+			if (fstat(o->fd, &st))
+				return -errno;
+			ret = a < (uint64_t)st.st_size ? store_truncate(o->fd, a)
+						       : store_allocate(o->fd, a);
+		}
+		break;
+	case FilePositionInformation:
+		if (r.data.len < 8)
+			return -E_SMB_INFO_LENGTH_MISMATCH;
+		o->position = get_le64(r.data.p);
+		ret = 0;
+		break;
+	case FileModeInformation:
+		if (r.data.len < 4)
+			return -E_SMB_INFO_LENGTH_MISMATCH;
+		o->mode = get_le32(r.data.p);
+		ret = 0;
+		break;
+	case FileValidDataLengthInformation:
+		ret = 0;
+		break;
+	case FileFullEaInformation:
+		return -EOPNOTSUPP;
+	default:
+		return -E_SMB_INVALID_INFO_CLASS;
+	}
+	if (ret)
+		return ret;
+	if (srv_req_room(req, 4))
+		return -ENOMEM;
+	wcur_le16(&req->w, 2);
+	return 0;
+}
+
+/* ---- QUERY_DIRECTORY ---- */
+
+static int fold(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c + 32 : c;
+}
+
+/* Windows wildcard match, ASCII case-insensitive; DOS_* forms approximated. */
+static bool wild_match(const char *p, const char *s)
+{
+	const char *star = NULL, *ss = NULL;
+
+	while (*s) {
+		char pc = *p;
+
+		if (pc == '<')
+			pc = '*';
+		else if (pc == '>')
+			pc = '?';
+		else if (pc == '"')
+			pc = '.';
+		if (pc == '*') {
+			star = ++p;
+			ss = s;
+			continue;
+		}
+		if (pc && (pc == '?' || fold((unsigned char)pc) == fold((unsigned char)*s))) {
+			p++;
+			s++;
+			continue;
+		}
+		if (!star)
+			return false;
+		p = star;
+		s = ++ss;
+	}
+	while (*p == '*' || *p == '<' || *p == '>' || *p == '"')
+		p++;
+	return !*p;
+}
+
+static bool has_wildcard(const char *p)
+{
+	return strpbrk(p, "*?<>\"") != NULL;
+}
+
+/* stat one entry; ".." of the share root reports the root itself. */
+static int entry_stat(struct srv_open *o, const char *name, struct stat *st,
+		      bool at_root)
+{
+	if (!strcmp(name, "..") && at_root)
+		name = ".";
+	if (!o->dir)
+		return fstatat(o->fd, name, st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+	return store_dir_stat(o->dir, name, st);
+}
+
+int smb_query_directory(struct srv_req *req)
+{
+	struct smb2_query_dir_req r;
+	struct srv_open *o;
+	struct fscc_info fi;
+	struct stat st;
+	struct wcur d;
+	uint8_t name16[512];
+	char pat[1024], path[4096];
+	const char *name;
+	bool restart, at_root, single;
+	int ret, n, count = 0, prev = -1, off;
+	uint32_t limit;
+
+	if (smb2_query_dir_req_decode(req->pdu, req->len, &r))
+		return -EINVAL;
+	ret = srv_req_open(req, &r.fid, &o);
+	if (ret)
+		return ret;
+	if (!o->is_dir)
+		return -EINVAL;
+	if (!(o->access & FILE_LIST_DIRECTORY))
+		return -EACCES;
+	if (!fscc_dirent_class_ok(r.info_class))
+		return -E_SMB_INVALID_INFO_CLASS;
+	if (!r.output_len)
+		return -EINVAL;
+	limit = r.output_len < QD_MAX_OUTPUT ? r.output_len : QD_MAX_OUTPUT;
+
+	restart = !o->enum_started || (r.flags & (SMB2_RESTART_SCANS | SMB2_REOPEN));
+	if (restart) {
+		if (r.pattern.len) {
+			n = utf16le_to_utf8(r.pattern.p, r.pattern.len, pat, sizeof(pat));
+			if (n < 0)
+				return -E_SMB_OBJECT_NAME_INVALID;
+		} else {
+			strcpy(pat, "*");
+		}
+		free(o->pattern);
+		o->pattern = strdup(pat);
+		free(o->pending_name);
+		o->pending_name = NULL;
+		if (!o->pattern)
+			return -ENOMEM;
+		if (o->dir)
+			store_dir_rewind(o->dir);
+		o->enum_done = false;
+	}
+	if (o->enum_done)
+		return -E_SMB_NO_MORE_FILES;
+	single = r.flags & SMB2_RETURN_SINGLE_ENTRY;
+	ret = srv_file_path(o->tree->share, o->file, path, sizeof(path));
+	if (ret)
+		return ret;
+	at_root = !path[0];
+
+	ret = srv_req_room(req, 8 + (size_t)limit);
+	if (ret)
+		return ret;
+	wcur_init(&d, req->w.p + req->w.off + 8, limit);
+
+	if (!has_wildcard(o->pattern)) {
+		/* exact name: one lookup, no directory scan */
+		o->enum_started = true;
+		o->enum_done = true;
+		if (strchr(o->pattern, '/') || entry_stat(o, o->pattern, &st, at_root))
+			return restart ? -E_SMB_NO_SUCH_FILE : -E_SMB_NO_MORE_FILES;
+		srv_stat_to_info(&st, &fi);
+		n = utf8_to_utf16le(o->pattern, name16, sizeof(name16));
+		if (n < 0)
+			return -E_SMB_NO_SUCH_FILE;
+		off = fscc_dirent_encode(&d, limit, r.info_class, &fi, name16, (uint32_t)n);
+		if (off < 0)
+			return off == -ENOSPC ? -E_SMB_INFO_LENGTH_MISMATCH : off;
+		smb2_out_buf_rsp_encode(&req->w, (uint32_t)d.off);
+		req->w.off += d.off;
+		return 0;
+	}
+	if (!o->dir) {
+		ret = store_dir_open(o->fd, &o->dir);
+		if (ret)
+			return ret;
+	}
+	o->enum_started = true;
+	for (;;) {
+		if (o->pending_name) {
+			name = o->pending_name;
+		} else {
+			ret = store_dir_next(o->dir, &name);
+			if (ret < 0)
+				return ret;
+			if (!ret) {
+				o->enum_done = true;
+				break;
+			}
+		}
+		if (!wild_match(o->pattern, name) || entry_stat(o, name, &st, at_root))
+			goto next;
+		n = utf8_to_utf16le(name, name16, sizeof(name16));
+		if (n < 0)
+			goto next;	/* not representable: skip */
+		srv_stat_to_info(&st, &fi);
+		off = fscc_dirent_encode(&d, limit, r.info_class, &fi, name16, (uint32_t)n);
+		if (off == -ENOSPC) {
+			if (!o->pending_name) {
+				o->pending_name = strdup(name);
+				if (!o->pending_name)
+					return -ENOMEM;
+			}
+			if (!count)
+				return -E_SMB_INFO_LENGTH_MISMATCH;
+			break;
+		}
+		if (off < 0)
+			return off;
+		if (prev >= 0)
+			put_le32(d.p + prev, (uint32_t)(off - prev));
+		prev = off;
+		count++;
+next:
+		if (o->pending_name) {
+			free(o->pending_name);
+			o->pending_name = NULL;
+		}
+		if (single && count)
+			break;
+	}
+	if (!count)
+		return restart ? -E_SMB_NO_SUCH_FILE : -E_SMB_NO_MORE_FILES;
+	smb2_out_buf_rsp_encode(&req->w, (uint32_t)d.off);
+	req->w.off += d.off;
+	return 0;
+}

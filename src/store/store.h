@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * File store: everything the server does to files, confined beneath a
+ * share root with openat2(RESOLVE_BENEATH). Knows nothing of SMB.
+ * Relative paths use '/', no leading slash; "" is the root itself.
+ */
+#ifndef RDAX_STORE_H
+#define RDAX_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+
+struct store_root {
+	int fd;				/* O_PATH|O_DIRECTORY of the root */
+	dev_t dev;
+	char path[4096];
+};
+
+int store_root_open(const char *path, struct store_root *r);
+void store_root_close(struct store_root *r);
+
+/* open(2) flags and mode; resolution stays beneath the root. */
+int store_open(const struct store_root *r, const char *rel, int flags,
+	       mode_t mode, int *fd_out);
+int store_stat(const struct store_root *r, const char *rel, struct stat *st);
+int store_mkdir(const struct store_root *r, const char *rel, mode_t mode);
+int store_unlink(const struct store_root *r, const char *rel, bool dir);
+int store_rename(const struct store_root *r, const char *from,
+		 const char *to, bool replace);
+int store_link(const struct store_root *r, const char *from, const char *to);
+int store_statvfs(const struct store_root *r, struct statvfs *sv);
+
+/* Data and metadata on an open file. */
+ssize_t store_pread(int fd, void *buf, size_t len, uint64_t off);
+ssize_t store_pwrite(int fd, const void *buf, size_t len, uint64_t off,
+		     bool sync);
+int store_flush(int fd);
+int store_truncate(int fd, uint64_t size);
+int store_allocate(int fd, uint64_t size);
+int store_set_times(int fd, const struct timespec *atime,
+		    const struct timespec *mtime);
+
+/* Directory enumeration on an open directory fd. */
+struct store_dir;
+int store_dir_open(int fd, struct store_dir **out);
+/* Next name ("." and ".." included); 1 = entry, 0 = end, -errno. */
+int store_dir_next(struct store_dir *d, const char **name);
+void store_dir_rewind(struct store_dir *d);
+/* stat of an entry of the directory. */
+int store_dir_stat(struct store_dir *d, const char *name, struct stat *st);
+void store_dir_close(struct store_dir **d);
+
+#endif

@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Direct TCP transport: a 4-byte header (zero byte + 24-bit big-endian
+ * length) in front of each SMB2 message, [MS-SMB2] 2.1.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "transport/transport.h"
+#include "util/bytes.h"
+
+#define TCP_FRAME 4
+#define TCP_RX_INITIAL (64 * 1024)
+#define TCP_TX_HIGH_WATER (32u << 20)	/* pause reading above this */
+#define TCP_RX_BUDGET (16u << 20)	/* bytes per event before yielding */
+
+struct tcp_xprt {
+	struct xprt x;
+	uint8_t hdr[TCP_FRAME];
+	size_t hdr_have;
+	uint8_t *rx;
+	size_t rx_cap;
+	size_t rx_len;			/* message length being received */
+	size_t rx_have;
+	struct xbuf *tx_head, *tx_tail;
+	size_t tx_queued;
+	uint32_t ev;
+};
+
+static int tcp_set_events(struct tcp_xprt *t)
+{
+	struct epoll_event ev = { .data.ptr = &t->x };
+	uint32_t want = 0;
+
+	if (!t->x.rx_paused)
+		want |= EPOLLIN;
+	if (t->tx_head)
+		want |= EPOLLOUT;
+	if (want == t->ev || t->x.epfd < 0)
+		return 0;
+	ev.events = want | EPOLLRDHUP;
+	if (epoll_ctl(t->x.epfd, EPOLL_CTL_MOD, t->x.fd, &ev))
+		return -errno;
+	t->ev = want;
+	return 0;
+}
+
+static int tcp_flush(struct tcp_xprt *t)
+{
+	struct iovec iov[64];
+	struct xbuf *b;
+	ssize_t n;
+	int cnt;
+
+	while (t->tx_head) {
+		cnt = 0;
+		for (b = t->tx_head; b && cnt < 64; b = b->next) {
+			iov[cnt].iov_base = b->data - TCP_FRAME + b->off;
+			iov[cnt].iov_len = b->len + TCP_FRAME - b->off;
+			cnt++;
+		}
+		n = writev(t->x.fd, iov, cnt);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			return -errno;
+		}
+		t->x.stats.bytes_out += (uint64_t)n;
+		t->tx_queued -= (size_t)n;
+		while (n > 0) {
+			b = t->tx_head;
+			size_t left = b->len + TCP_FRAME - b->off;
+
+			if ((size_t)n < left) {
+				b->off += (size_t)n;
+				break;
+			}
+			n -= (ssize_t)left;
+			t->tx_head = b->next;
+			if (!t->tx_head)
+				t->tx_tail = NULL;
+			t->x.stats.msgs_out++;
+			b->release(b);
+		}
+	}
+	/* Resume reading once the peer has drained its responses. */
+	if (t->x.rx_paused && t->tx_queued < TCP_TX_HIGH_WATER / 2)
+		t->x.rx_paused = false;
+	return tcp_set_events(t);
+}
+
+static int tcp_send(struct xprt *x, struct xbuf *b)
+{
+	struct tcp_xprt *t = (struct tcp_xprt *)x;
+	uint8_t *h = b->data - TCP_FRAME;
+
+	if (x->dead || b->len > 0xFFFFFF) {
+		b->release(b);
+		return x->dead ? -ENOTCONN : -EMSGSIZE;
+	}
+	put_be32(h, (uint32_t)b->len);	/* top byte is the zero type */
+	b->off = 0;
+	b->next = NULL;
+	if (t->tx_tail)
+		t->tx_tail->next = b;
+	else
+		t->tx_head = b;
+	t->tx_tail = b;
+	t->tx_queued += b->len + TCP_FRAME;
+	if (t->tx_queued > TCP_TX_HIGH_WATER)
+		x->rx_paused = true;
+	return tcp_flush(t);
+}
+
+static int tcp_rx_grow(struct tcp_xprt *t, size_t need)
+{
+	size_t cap = t->rx_cap ? t->rx_cap : TCP_RX_INITIAL;
+	uint8_t *p;
+
+	while (cap < need)
+		cap *= 2;
+	p = realloc(t->rx, cap);
+	if (!p)
+		return -ENOMEM;
+	t->rx = p;
+	t->rx_cap = cap;
+	return 0;
+}
+
+static int tcp_read_some(struct tcp_xprt *t, size_t *budget)
+{
+	ssize_t n;
+	int ret;
+
+	if (t->hdr_have < TCP_FRAME) {
+		n = read(t->x.fd, t->hdr + t->hdr_have, TCP_FRAME - t->hdr_have);
+		if (n <= 0)
+			goto out_err;
+		t->hdr_have += (size_t)n;
+		if (t->hdr_have < TCP_FRAME)
+			return 1;
+		if (t->hdr[0] != 0)
+			return -EPROTO;	/* only session messages, no NetBIOS */
+		t->rx_len = get_be32(t->hdr) & 0xFFFFFF;
+		if (t->rx_len > t->x.max_msg || t->rx_len < 4)
+			return -EMSGSIZE;
+		if (t->rx_len > t->rx_cap) {
+			ret = tcp_rx_grow(t, t->rx_len);
+			if (ret)
+				return ret;
+		}
+		t->rx_have = 0;
+	}
+	n = read(t->x.fd, t->rx + t->rx_have, t->rx_len - t->rx_have);
+	if (n <= 0)
+		goto out_err;
+	t->rx_have += (size_t)n;
+	t->x.stats.bytes_in += (uint64_t)n;
+	*budget = *budget > (size_t)n ? *budget - (size_t)n : 0;
+	if (t->rx_have < t->rx_len)
+		return 1;
+	t->hdr_have = 0;
+	t->x.stats.msgs_in++;
+	ret = t->x.on_msg(t->x.upper, t->rx, t->rx_len);
+	if (ret < 0)
+		return ret;
+	/* Do not keep a huge buffer around after one big message. */
+	if (t->rx_cap > (1u << 20) && t->rx_len <= TCP_RX_INITIAL) {
+		free(t->rx);
+		t->rx = NULL;
+		t->rx_cap = 0;
+	}
+	return 1;
+out_err:
+	if (n == 0)
+		return -ECONNRESET;
+	if (errno == EAGAIN || errno == EINTR)
+		return 0;
+	return -errno;
+}
+
+static int tcp_handle_events(struct xprt *x, uint32_t events)
+{
+	struct tcp_xprt *t = (struct tcp_xprt *)x;
+	size_t budget = TCP_RX_BUDGET;
+	int ret;
+
+	if (events & EPOLLOUT) {
+		ret = tcp_flush(t);
+		if (ret)
+			return ret;
+	}
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) {
+		while (!x->rx_paused && !x->dead && budget) {
+			ret = tcp_read_some(t, &budget);
+			if (ret < 0)
+				return ret;
+			if (ret == 0)
+				break;
+		}
+	}
+	return tcp_set_events(t);
+}
+
+static size_t tcp_queued(const struct xprt *x)
+{
+	return ((const struct tcp_xprt *)x)->tx_queued;
+}
+
+static void tcp_destroy(struct xprt *x)
+{
+	struct tcp_xprt *t = (struct tcp_xprt *)x;
+	struct xbuf *b;
+
+	while ((b = t->tx_head)) {
+		t->tx_head = b->next;
+		b->release(b);
+	}
+	if (x->epfd >= 0)
+		epoll_ctl(x->epfd, EPOLL_CTL_DEL, x->fd, NULL);
+	close(x->fd);
+	free(t->rx);
+	free(t);
+}
+
+static const struct xprt_ops tcp_ops = {
+	.name = "tcp",
+	.send = tcp_send,
+	.handle_events = tcp_handle_events,
+	.queued = tcp_queued,
+	.destroy = tcp_destroy,
+};
+
+void tcp_peer_name(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
+
+	if (!getpeername(fd, (struct sockaddr *)&ss, &sl))
+		getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), port,
+			    sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV);
+	snprintf(buf, len, strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, port);
+}
+
+int tcp_xprt_new(int fd, int epfd, struct xprt **out)
+{
+	struct tcp_xprt *t = calloc(1, sizeof(*t));
+	struct epoll_event ev;
+	int one = 1;
+
+	if (!t)
+		return -ENOMEM;
+	t->x.ops = &tcp_ops;
+	t->x.fd = fd;
+	t->x.epfd = epfd;
+	t->x.max_msg = 0xFFFFFF;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	tcp_peer_name(fd, t->x.peer, sizeof(t->x.peer));
+	if (epfd >= 0) {
+		ev.events = EPOLLIN | EPOLLRDHUP;
+		ev.data.ptr = &t->x;
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)) {
+			int ret = -errno;
+
+			free(t);
+			return ret;
+		}
+		t->ev = EPOLLIN;
+	}
+	*out = &t->x;
+	return 0;
+}
+
+int tcp_listen(const char *addr, unsigned int port, int backlog)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	struct addrinfo *res, *ai;
+	char portstr[8];
+	int fd = -1, one = 1, ret;
+
+	snprintf(portstr, sizeof(portstr), "%u", port);
+	ret = getaddrinfo(addr && *addr ? addr : NULL, portstr, &hints, &res);
+	if (ret)
+		return ret == EAI_SYSTEM ? -errno : -EADDRNOTAVAIL;
+	ret = -EADDRNOTAVAIL;
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
+				   SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd < 0) {
+			ret = -errno;
+			continue;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (!bind(fd, ai->ai_addr, ai->ai_addrlen) && !listen(fd, backlog))
+			break;
+		ret = -errno;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	return fd >= 0 ? fd : ret;
+}
+
+static int poll_fd(int fd, short events, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	int n;
+
+	do {
+		n = poll(&pfd, 1, timeout_ms);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n ? 0 : -ETIMEDOUT;
+}
+
+int tcp_connect(const char *host, unsigned int port, int timeout_ms)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *res, *ai;
+	char portstr[8];
+	int fd = -1, ret, one = 1, err;
+	socklen_t el = sizeof(err);
+
+	snprintf(portstr, sizeof(portstr), "%u", port);
+	ret = getaddrinfo(host, portstr, &hints, &res);
+	if (ret)
+		return ret == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
+	ret = -EHOSTUNREACH;
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC |
+				   SOCK_NONBLOCK, ai->ai_protocol);
+		if (fd < 0) {
+			ret = -errno;
+			continue;
+		}
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) && errno != EINPROGRESS) {
+			ret = -errno;
+			goto next;
+		}
+		ret = poll_fd(fd, POLLOUT, timeout_ms);
+		if (ret)
+			goto next;
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) || err) {
+			ret = -(err ? err : errno);
+			goto next;
+		}
+		/* Blocking from here on; timeouts come from poll. */
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		break;
+next:
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	return fd >= 0 ? fd : ret;
+}
+
+int tcp_send_msg(int fd, const struct iovec *iov, int iovcnt)
+{
+	struct iovec v[1 + 64];
+	uint8_t hdr[TCP_FRAME];
+	size_t total = 0;
+	int i, cnt;
+
+	if (iovcnt > 64)
+		return -EINVAL;
+	for (i = 0; i < iovcnt; i++)
+		total += iov[i].iov_len;
+	if (total > 0xFFFFFF)
+		return -EMSGSIZE;
+	put_be32(hdr, (uint32_t)total);
+	v[0].iov_base = hdr;
+	v[0].iov_len = TCP_FRAME;
+	memcpy(v + 1, iov, sizeof(*iov) * (size_t)iovcnt);
+	cnt = iovcnt + 1;
+	i = 0;
+	while (i < cnt) {
+		ssize_t n = writev(fd, v + i, cnt - i);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		while (i < cnt && (size_t)n >= v[i].iov_len) {
+			n -= (ssize_t)v[i].iov_len;
+			i++;
+		}
+		if (i < cnt) {
+			v[i].iov_base = (uint8_t *)v[i].iov_base + n;
+			v[i].iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+static int read_full(int fd, void *buf, size_t len, int timeout_ms)
+{
+	size_t have = 0;
+	ssize_t n;
+	int ret;
+
+	while (have < len) {
+		if (timeout_ms >= 0) {
+			ret = poll_fd(fd, POLLIN, timeout_ms);
+			if (ret)
+				return ret;
+		}
+		n = read(fd, (uint8_t *)buf + have, len - have);
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		have += (size_t)n;
+	}
+	return 0;
+}
+
+long tcp_recv_msg(int fd, uint8_t **buf, size_t *cap, size_t max_msg,
+		  int timeout_ms)
+{
+	uint8_t hdr[TCP_FRAME];
+	size_t len;
+	int ret;
+
+	ret = read_full(fd, hdr, TCP_FRAME, timeout_ms);
+	if (ret)
+		return ret;
+	if (hdr[0] != 0)
+		return -EPROTO;
+	len = get_be32(hdr) & 0xFFFFFF;
+	if (len > max_msg)
+		return -EMSGSIZE;
+	if (len > *cap) {
+		uint8_t *p = realloc(*buf, len);
+
+		if (!p)
+			return -ENOMEM;
+		*buf = p;
+		*cap = len;
+	}
+	ret = read_full(fd, *buf, len, timeout_ms);
+	if (ret)
+		return ret;
+	return (long)len;
+}

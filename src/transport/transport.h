@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Transports move whole upper-layer messages (and, on RDMA, data by
+ * buffer descriptor). They know nothing of SMB2. A server transport is
+ * driven by its worker's epoll loop; the client side uses the blocking
+ * helpers.
+ */
+#ifndef RDAX_TRANSPORT_H
+#define RDAX_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+/* Bytes a transport may prepend in front of xbuf data (TCP framing). */
+#define XPRT_HEADROOM 8
+
+/*
+ * An outgoing message. data points XPRT_HEADROOM bytes into a larger
+ * allocation so the transport can frame it without a copy. The
+ * transport owns it from send() until it calls release().
+ */
+struct xbuf {
+	struct xbuf *next;
+	uint8_t *data;
+	size_t len;
+	size_t off;			/* transport progress */
+	void (*release)(struct xbuf *b);
+	void *owner;
+};
+
+struct xprt;
+
+struct xprt_stats {
+	uint64_t msgs_in, msgs_out;
+	uint64_t bytes_in, bytes_out;
+};
+
+struct xprt_ops {
+	const char *name;
+	/* Queue one message; takes ownership of b. */
+	int (*send)(struct xprt *x, struct xbuf *b);
+	/* React to epoll events; delivers complete messages to on_msg. */
+	int (*handle_events)(struct xprt *x, uint32_t events);
+	/* Bytes queued but not yet on the wire. */
+	size_t (*queued)(const struct xprt *x);
+	void (*destroy)(struct xprt *x);
+};
+
+struct xprt {
+	const struct xprt_ops *ops;
+	int fd;
+	int epfd;			/* worker epoll, -1 if unmanaged */
+	void *upper;
+	/*
+	 * One complete message, valid until return; the callee may modify
+	 * it in place. A negative return closes the connection.
+	 */
+	int (*on_msg)(void *upper, uint8_t *msg, size_t len);
+	size_t max_msg;			/* larger messages drop the connection */
+	bool rx_paused;
+	bool dead;
+	char peer[64];			/* "addr:port" for logs */
+	struct xprt_stats stats;
+};
+
+/* ---- Direct TCP ([MS-SMB2] 2.1) ---- */
+
+int tcp_listen(const char *addr, unsigned int port, int backlog);
+/* Wrap an accepted, non-blocking socket. */
+int tcp_xprt_new(int fd, int epfd, struct xprt **out);
+/* "host:port" text of a socket peer. */
+void tcp_peer_name(int fd, char *buf, size_t len);
+
+/* Client side, blocking with a timeout (ms, <0 = forever). */
+int tcp_connect(const char *host, unsigned int port, int timeout_ms);
+int tcp_send_msg(int fd, const struct iovec *iov, int iovcnt);
+/*
+ * Receive one framed message into *buf (grown with realloc as needed).
+ * Returns the message length or -errno (-ECONNRESET on EOF).
+ */
+long tcp_recv_msg(int fd, uint8_t **buf, size_t *cap, size_t max_msg,
+		  int timeout_ms);
+
+#endif

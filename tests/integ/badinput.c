@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Sends malformed SMB2 traffic to a running rdaxd: truncated headers,
+ * out-of-bounds offsets, unknown commands, bad credit charges, broken
+ * compound chains and NTLMSSP with bad offsets. Each case must get an
+ * error response or a dropped connection; the server must not crash
+ * and a second, established connection must keep working throughout.
+ *
+ * usage: badinput HOST PORT GUESTSHARE
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crypto/auth.h"
+#include "crypto/crypto.h"
+#include "proto/ntstatus.h"
+#include "proto/smb2.h"
+#include "transport/transport.h"
+#include "util/utf16.h"
+
+struct raw {
+	int fd;
+	uint64_t mid;
+	uint64_t sid;
+	uint32_t tid;
+	struct smb2_fid fid;
+	uint8_t *rx;
+	size_t rx_cap;
+};
+
+static const char *host, *share;
+static unsigned int port;
+static int nfail;
+
+#define OK(...) do { printf("ok: "); printf(__VA_ARGS__); printf("\n"); } while (0)
+#define BAD(...) do { printf("FAIL: "); printf(__VA_ARGS__); printf("\n"); nfail++; } while (0)
+
+static void hdr(uint8_t *p, uint16_t cmd, uint64_t mid, uint64_t sid,
+		uint32_t tid, uint16_t charge)
+{
+	struct smb2_hdr h = { 0 };
+
+	h.command = cmd;
+	h.message_id = mid;
+	h.session_id = sid;
+	h.tree_id = tid;
+	h.credits = 64;
+	h.credit_charge = charge;
+	smb2_hdr_encode(p, &h);
+}
+
+static int send_raw(struct raw *r, const void *buf, size_t len)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	return tcp_send_msg(r->fd, &iov, 1);
+}
+
+/* One response: its status, or -ECONNRESET when the server hung up. */
+static long recv_status(struct raw *r, uint32_t *status)
+{
+	long n = tcp_recv_msg(r->fd, &r->rx, &r->rx_cap, 32 << 20, 5000);
+
+	if (n < 0)
+		return n;
+	if (n < SMB2_HDR_SIZE)
+		return -EPROTO;
+	*status = get_le32(r->rx + 8);
+	return n;
+}
+
+/* A request PDU built by fn(wcur); returns the response status. */
+static long call(struct raw *r, uint16_t cmd, uint16_t charge,
+		 void (*fn)(struct wcur *, void *), void *arg, uint32_t *status)
+{
+	uint8_t buf[4096];
+	struct wcur w;
+	long ret;
+
+	wcur_init(&w, buf, sizeof(buf));
+	w.off = SMB2_HDR_SIZE;
+	fn(&w, arg);
+	hdr(buf, cmd, r->mid, r->sid, r->tid, charge);
+	r->mid += charge ? charge : 1;
+	ret = send_raw(r, buf, w.off);
+	if (ret)
+		return ret;
+	do {
+		ret = recv_status(r, status);
+	} while (ret > 0 && *status == STATUS_PENDING);
+	return ret;
+}
+
+static void enc_negotiate(struct wcur *w, void *arg)
+{
+	struct smb2_negotiate_req n = { 0 };
+
+	n.security_mode = SMB2_NEGOTIATE_SIGNING_ENABLED;
+	n.dialects[n.ndialects++] = SMB2_DIALECT_210;
+	n.dialects[n.ndialects++] = SMB2_DIALECT_300;
+	n.dialects[n.ndialects++] = SMB2_DIALECT_311;
+	crypto_random(n.ctx.salt, 32);
+	n.ctx.ciphers[n.ctx.ncipher++] = SMB2_CIPHER_AES128_GCM;
+	smb2_negotiate_req_encode(w, &n);
+}
+
+struct blob {
+	const uint8_t *p;
+	size_t len;
+};
+
+static void enc_sess(struct wcur *w, void *arg)
+{
+	struct blob *b = arg;
+	struct smb2_sess_setup_req s = { .security = { b->p, (uint32_t)b->len } };
+
+	smb2_sess_setup_req_encode(w, &s);
+}
+
+static void enc_tcon(struct wcur *w, void *arg)
+{
+	struct smb2_tree_connect_req t = { 0 };
+	uint8_t path[512];
+	char unc[300];
+	int n;
+
+	snprintf(unc, sizeof(unc), "\\\\%s\\%s", host, share);
+	n = utf8_to_utf16le(unc, path, sizeof(path));
+	t.path.p = path;
+	t.path.len = (uint32_t)n;
+	smb2_tree_connect_req_encode(w, &t);
+}
+
+static void enc_create(struct wcur *w, void *arg)
+{
+	struct smb2_create_req c = { 0 };
+	uint8_t name[128];
+	int n = utf8_to_utf16le(arg, name, sizeof(name));
+
+	c.impersonation = 2;
+	c.desired_access = FILE_GENERIC_READ | FILE_GENERIC_WRITE | DELETE_ACCESS;
+	c.share_access = 7;
+	c.disposition = FILE_OPEN_IF;
+	c.name.p = name;
+	c.name.len = (uint32_t)n;
+	smb2_create_req_encode(w, &c);
+}
+
+static void enc_echo(struct wcur *w, void *arg)
+{
+	smb2_simple_encode(w);
+}
+
+/* Connect, negotiate, anonymous session, tree connect, open a file. */
+static int raw_open(struct raw *r, bool full)
+{
+	struct auth_client_cfg acfg = { .anonymous = true, .spnego = true,
+					.workstation = "BAD" };
+	struct auth_client *ac;
+	uint8_t out[AUTH_TOKEN_MAX], in[AUTH_TOKEN_MAX];
+	size_t out_len, in_len = 0;
+	struct smb2_sess_setup_rsp ss;
+	struct blob b;
+	uint32_t st;
+	int step;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = tcp_connect(host, port, 5000);
+	if (r->fd < 0)
+		return r->fd;
+	if (!full)
+		return 0;
+	if (call(r, SMB2_NEGOTIATE, 0, enc_negotiate, NULL, &st) < 0 || st)
+		return -EPROTO;
+	if (auth_client_new(&ac, &acfg))
+		return -ENOMEM;
+	for (;;) {
+		step = auth_client_step(ac, in_len ? in : NULL, in_len, out,
+					sizeof(out), &out_len);
+		if (step < 0)
+			break;
+		b.p = out;
+		b.len = out_len;
+		if (call(r, SMB2_SESSION_SETUP, 1, enc_sess, &b, &st) < 0)
+			break;
+		r->sid = get_le64(r->rx + 40);
+		if (st != STATUS_MORE_PROCESSING_REQUIRED)
+			break;
+		if (smb2_sess_setup_rsp_decode(r->rx, 4096, &ss))
+			break;
+		memcpy(in, ss.security.p, ss.security.len);
+		in_len = ss.security.len;
+	}
+	auth_client_delete(&ac);
+	if (st)
+		return -EACCES;
+	if (call(r, SMB2_TREE_CONNECT, 1, enc_tcon, NULL, &st) < 0 || st)
+		return -ENOENT;
+	r->tid = get_le32(r->rx + 36);
+	if (call(r, SMB2_CREATE, 1, enc_create, "badinput.dat", &st) < 0 || st)
+		return -EIO;
+	r->fid.persistent = get_le64(r->rx + 128);
+	r->fid.volatile_id = get_le64(r->rx + 136);
+	return 0;
+}
+
+static void raw_close(struct raw *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->rx);
+	r->fd = -1;
+	r->rx = NULL;
+}
+
+/* The response to the last request was an error or a hang-up. */
+static void expect_rejected(struct raw *r, const char *what)
+{
+	uint32_t st = 0;
+	long n = recv_status(r, &st);
+
+	if (n == -ECONNRESET || n == -EPIPE)
+		OK("%s: connection dropped", what);
+	else if (n > 0 && nt_is_error(st))
+		OK("%s: answered %s", what, ntstatus_name(st) ? ntstatus_name(st) : "error");
+	else if (n == -ETIMEDOUT)
+		BAD("%s: no answer within 5 s and the connection is still open", what);
+	else
+		BAD("%s: unexpected result (n=%ld status 0x%08x)", what, n, st);
+}
+
+/* The established connection still answers, and a new one still logs on. */
+static void still_serving(struct raw *keep, const char *after)
+{
+	struct raw fresh;
+	uint32_t st;
+
+	if (call(keep, SMB2_ECHO, 1, enc_echo, NULL, &st) < 0 || st)
+		BAD("established connection stopped working after: %s", after);
+	if (raw_open(&fresh, true))
+		BAD("new connections fail after: %s", after);
+	raw_close(&fresh);
+}
+
+static void send_and_check(struct raw *keep, const char *what,
+			   const uint8_t *buf, size_t len, bool full)
+{
+	struct raw r;
+
+	if (raw_open(&r, full)) {
+		BAD("%s: setup failed", what);
+		return;
+	}
+	if (send_raw(&r, buf, len)) {
+		OK("%s: connection dropped on send", what);
+	} else {
+		expect_rejected(&r, what);
+	}
+	raw_close(&r);
+	still_serving(keep, what);
+}
+
+int main(int argc, char **argv)
+{
+	struct raw keep, r;
+	uint8_t buf[8192];
+	struct wcur w;
+	uint32_t st;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: badinput HOST PORT GUESTSHARE\n");
+		return 2;
+	}
+	host = argv[1];
+	port = (unsigned int)atoi(argv[2]);
+	share = argv[3];
+	if (crypto_init())
+		return 99;
+	if (raw_open(&keep, true)) {
+		BAD("cannot set up the reference connection");
+		return 1;
+	}
+	OK("reference connection established");
+
+	/* 1. truncated header */
+	memset(buf, 0, sizeof(buf));
+	put_le32(buf, SMB2_PROTO_ID);
+	put_le16(buf + 4, 64);
+	send_and_check(&keep, "truncated header (20 of 64 bytes)", buf, 20, false);
+
+	/* 2. a frame shorter than 4 bytes */
+	send_and_check(&keep, "2-byte message", buf, 2, false);
+
+	/* 3. not SMB at all */
+	memcpy(buf, "GET / HTTP/1.1\r\n\r\n", 18);
+	send_and_check(&keep, "HTTP request instead of SMB2", buf, 18, false);
+
+	/* 4. NEGOTIATE whose DialectCount runs past the end */
+	wcur_init(&w, buf, sizeof(buf));
+	w.off = 64;
+	enc_negotiate(&w, NULL);
+	hdr(buf, SMB2_NEGOTIATE, 0, 0, 0, 0);
+	put_le16(buf + 66, 2000);
+	send_and_check(&keep, "NEGOTIATE DialectCount past the end", buf, w.off, false);
+
+	/* 5. NEGOTIATE with a context offset past the end */
+	wcur_init(&w, buf, sizeof(buf));
+	w.off = 64;
+	enc_negotiate(&w, NULL);
+	hdr(buf, SMB2_NEGOTIATE, 0, 0, 0, 0);
+	put_le32(buf + 92, 0x7FFFFFF8);
+	send_and_check(&keep, "NEGOTIATE context offset past the end", buf, w.off, false);
+
+	/* 6. unknown command after a real logon */
+	if (!raw_open(&r, true)) {
+		wcur_init(&w, buf, sizeof(buf));
+		w.off = 64;
+		smb2_simple_encode(&w);
+		hdr(buf, 0x0055, r.mid++, r.sid, r.tid, 1);
+		send_raw(&r, buf, w.off);
+		expect_rejected(&r, "unknown command 0x55");
+		raw_close(&r);
+		still_serving(&keep, "unknown command");
+	}
+
+	/* 7. CreditCharge that does not cover the payload */
+	if (!raw_open(&r, true)) {
+		struct smb2_read_req rd = { 0 };
+
+		wcur_init(&w, buf, sizeof(buf));
+		w.off = 64;
+		rd.length = 4u << 20;	/* needs 64 credits */
+		rd.fid = r.fid;
+		smb2_read_req_encode(&w, &rd);
+		hdr(buf, SMB2_READ, r.mid, r.sid, r.tid, 1);
+		r.mid += 1;
+		send_raw(&r, buf, w.off);
+		expect_rejected(&r, "READ of 4 MiB with CreditCharge 1");
+		raw_close(&r);
+		still_serving(&keep, "bad CreditCharge");
+	}
+
+	/* 8. WRITE whose DataOffset/Length point past the end */
+	if (!raw_open(&r, true)) {
+		struct smb2_write_req wr = { 0 };
+
+		wcur_init(&w, buf, sizeof(buf));
+		w.off = 64;
+		wr.length = 16;
+		wr.fid = r.fid;
+		smb2_write_req_encode(&w, &wr);
+		wcur_zero(&w, 16);
+		hdr(buf, SMB2_WRITE, r.mid, r.sid, r.tid, 1);
+		r.mid++;
+		put_le32(buf + 68, 60000);	/* Length far past the message */
+		send_raw(&r, buf, w.off);
+		expect_rejected(&r, "WRITE Length past the end of the message");
+		raw_close(&r);
+		still_serving(&keep, "WRITE out of bounds");
+	}
+
+	/* 9. CREATE with a name offset past the end */
+	if (!raw_open(&r, true)) {
+		wcur_init(&w, buf, sizeof(buf));
+		w.off = 64;
+		enc_create(&w, "x");
+		hdr(buf, SMB2_CREATE, r.mid++, r.sid, r.tid, 1);
+		put_le16(buf + 108, 0xFFF0);
+		send_raw(&r, buf, w.off);
+		expect_rejected(&r, "CREATE NameOffset past the end");
+		raw_close(&r);
+		still_serving(&keep, "CREATE out of bounds");
+	}
+
+	/* 10. compound whose NextCommand points back into the PDU (loop) */
+	if (!raw_open(&r, true)) {
+		wcur_init(&w, buf, sizeof(buf));
+		w.off = 64;
+		smb2_simple_encode(&w);
+		hdr(buf, SMB2_ECHO, r.mid++, r.sid, r.tid, 1);
+		put_le32(buf + 20, 8);		/* NextCommand smaller than a header */
+		wcur_zero(&w, 64);
+		send_raw(&r, buf, w.off);
+		expect_rejected(&r, "compound NextCommand 8 (loop)");
+		raw_close(&r);
+		still_serving(&keep, "looping compound");
+	}
+
+	/* 11. compound whose NextCommand runs out of bounds */
+	if (!raw_open(&r, true)) {
+		wcur_init(&w, buf, sizeof(buf));
+		w.off = 64;
+		smb2_simple_encode(&w);
+		wcur_align(&w, 8);
+		hdr(buf, SMB2_ECHO, r.mid++, r.sid, r.tid, 1);
+		put_le32(buf + 20, 4096);
+		send_raw(&r, buf, w.off);
+		expect_rejected(&r, "compound NextCommand past the end");
+		raw_close(&r);
+		still_serving(&keep, "out-of-bounds compound");
+	}
+
+	/* 12. a compound of 1000 requests */
+	if (!raw_open(&r, true)) {
+		static uint8_t big[1000 * 72];
+		size_t off;
+		int i;
+
+		for (i = 0, off = 0; i < 1000; i++, off += 72) {
+			hdr(big + off, SMB2_ECHO, r.mid++, r.sid, r.tid, 1);
+			put_le32(big + off + 20, i < 999 ? 72 : 0);
+			put_le16(big + off + 64, 4);
+		}
+		send_raw(&r, big, sizeof(big));
+		expect_rejected(&r, "compound of 1000 requests");
+		raw_close(&r);
+		still_serving(&keep, "oversized compound");
+	}
+
+	/* 13. replayed MessageId */
+	if (!raw_open(&r, true)) {
+		wcur_init(&w, buf, sizeof(buf));
+		w.off = 64;
+		smb2_simple_encode(&w);
+		hdr(buf, SMB2_ECHO, r.mid - 1, r.sid, r.tid, 1);
+		send_raw(&r, buf, w.off);
+		expect_rejected(&r, "replayed MessageId");
+		raw_close(&r);
+		still_serving(&keep, "replayed MessageId");
+	}
+
+	/* 14. NTLMSSP AUTHENTICATE with fields pointing outside the blob */
+	if (!raw_open(&r, false)) {
+		static const uint8_t ntlm_neg[] = "NTLMSSP\0\x01\0\0\0\x07\x82\x08\xa2"
+						  "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
+		uint8_t auth[88] = "NTLMSSP";
+		struct blob b;
+
+		if (call(&r, SMB2_NEGOTIATE, 0, enc_negotiate, NULL, &st) >= 0 && !st) {
+			b.p = ntlm_neg;
+			b.len = 32;
+			if (call(&r, SMB2_SESSION_SETUP, 1, enc_sess, &b, &st) >= 0 &&
+			    st == STATUS_MORE_PROCESSING_REQUIRED) {
+				r.sid = get_le64(r.rx + 40);
+				put_le32(auth + 8, 3);
+				/* NtChallengeResponse: len 24 at offset 0x7fff0000 */
+				put_le16(auth + 20, 24);
+				put_le16(auth + 22, 24);
+				put_le32(auth + 24, 0x7fff0000);
+				put_le16(auth + 36, 200);	/* UserName past the end */
+				put_le16(auth + 38, 200);
+				put_le32(auth + 40, 64);
+				b.p = auth;
+				b.len = sizeof(auth);
+				if (call(&r, SMB2_SESSION_SETUP, 1, enc_sess, &b, &st) == -ECONNRESET)
+					OK("NTLMSSP with bad offsets: connection dropped");
+				else if (nt_is_error(st) && st != STATUS_MORE_PROCESSING_REQUIRED)
+					OK("NTLMSSP with bad offsets: answered %s",
+					   ntstatus_name(st) ? ntstatus_name(st) : "error");
+				else
+					BAD("NTLMSSP with bad offsets: status 0x%08x", st);
+			} else {
+				BAD("NTLMSSP NEGOTIATE not answered with MORE_PROCESSING");
+			}
+		}
+		raw_close(&r);
+		still_serving(&keep, "bad NTLMSSP");
+	}
+
+	/* 15. SESSION_SETUP whose security buffer points past the end */
+	if (!raw_open(&r, false)) {
+		if (call(&r, SMB2_NEGOTIATE, 0, enc_negotiate, NULL, &st) >= 0 && !st) {
+			struct blob b = { (const uint8_t *)"NTLMSSP", 8 };
+
+			wcur_init(&w, buf, sizeof(buf));
+			w.off = 64;
+			enc_sess(&w, &b);
+			hdr(buf, SMB2_SESSION_SETUP, r.mid++, 0, 0, 1);
+			put_le16(buf + 78, 4000);
+			send_raw(&r, buf, w.off);
+			expect_rejected(&r, "SESSION_SETUP buffer past the end");
+		}
+		raw_close(&r);
+		still_serving(&keep, "bad SESSION_SETUP");
+	}
+
+	/* 16. a request on someone else's session id */
+	if (!raw_open(&r, true)) {
+		wcur_init(&w, buf, sizeof(buf));
+		w.off = 64;
+		enc_create(&w, "y");
+		hdr(buf, SMB2_CREATE, r.mid++, keep.sid, keep.tid, 1);
+		send_raw(&r, buf, w.off);
+		expect_rejected(&r, "CREATE with another connection's SessionId");
+		raw_close(&r);
+		still_serving(&keep, "foreign SessionId");
+	}
+
+	/* 17. a frame announcing 16 MiB before any session */
+	put_be32(buf, 0x00FFFFFF);
+	if (!raw_open(&r, false)) {
+		if (write(r.fd, buf, 4) == 4)
+			expect_rejected(&r, "16 MiB frame before authentication");
+		raw_close(&r);
+		still_serving(&keep, "huge pre-auth frame");
+	}
+
+	raw_close(&keep);
+	printf("%d failure(s)\n", nfail);
+	return nfail ? 1 : 0;
+}

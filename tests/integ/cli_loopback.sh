@@ -1,0 +1,89 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# rdaxd + the rdax CLI over loopback TCP: data integrity, namespace
+# operations, errors, authentication rules, clean shutdown.
+. "$(dirname "$0")/lib.sh"
+
+mkdir -p "$T/share" "$T/pub" "$T/ro"
+echo hello >"$T/ro/readme.txt"
+make_user "$T/passdb" alice 's3cret pass'
+cat >"$T/smb.conf" <<CONF
+[global]
+	passdb file = $T/passdb
+	server signing = auto
+[data]
+	path = $T/share
+	read only = no
+[pub]
+	path = $T/pub
+	guest ok = yes
+	read only = no
+[ro]
+	path = $T/ro
+	read only = yes
+	valid users = alice
+CONF
+start_rdaxd srv --config "$T/smb.conf"
+U="smb://127.0.0.1:$PORT"
+A="--user alice --password-file $T/alice.pw"
+
+head -c $((64 << 20)) /dev/urandom >"$T/big.bin"
+check "put 64 MiB" $RDAX $A put "$T/big.bin" "$U/data/big.bin"
+check "file landed in the share" cmp "$T/big.bin" "$T/share/big.bin"
+check "get 64 MiB" $RDAX $A get "$U/data/big.bin" "$T/back.bin"
+check "get is byte-identical" cmp "$T/big.bin" "$T/back.bin"
+check "mkdir" $RDAX $A mkdir "$U/data/dir1"
+check "mkdir made a directory" test -d "$T/share/dir1"
+check "touch" $RDAX $A touch "$U/data/dir1/empty"
+check "touch created the file" test -f "$T/share/dir1/empty"
+check "mv into dir" $RDAX $A mv "$U/data/big.bin" dir1/moved.bin
+check "mv moved it" test -f "$T/share/dir1/moved.bin"
+check_output "ls lists the directory" "moved.bin" $RDAX $A ls "$U/data/dir1"
+check_output "stat shows the size" "Size: 67108864" $RDAX $A stat "$U/data/dir1/moved.bin"
+check_output "cat prints a file" "^hello$" $RDAX $A cat "$U/ro/readme.txt"
+check_fails "rmdir of a non-empty dir fails" $RDAX $A rmdir "$U/data/dir1"
+check_output "... and says why" "DIRECTORY_NOT_EMPTY" $RDAX $A rmdir "$U/data/dir1"
+check "rm" $RDAX $A rm "$U/data/dir1/moved.bin"
+check "rm" $RDAX $A rm "$U/data/dir1/empty"
+check "rmdir" $RDAX $A rmdir "$U/data/dir1"
+check "rmdir removed it" test ! -e "$T/share/dir1"
+
+# errors name the server, the path and the NTSTATUS in words
+check_output "missing file: server, path and status" \
+	"smb://127.0.0.1:$PORT.*missing.txt.*STATUS_OBJECT_NAME_NOT_FOUND \(object name not found\)" \
+	$RDAX $A get "$U/data/missing.txt" "$T/x"
+check_output "missing share is named" "STATUS_BAD_NETWORK_NAME" \
+	$RDAX $A ls "$U/nosuchshare"
+check_output "missing local file is named" "nofile.bin: No such file" \
+	$RDAX $A put "$T/nofile.bin" "$U/data/x"
+
+# authentication
+printf 'wrong\n' >"$T/bad.pw"
+chmod 600 "$T/bad.pw"
+check_output "wrong password refused" "STATUS_LOGON_FAILURE" \
+	$RDAX --user alice --password-file "$T/bad.pw" ls "$U/data"
+check_output "unknown user refused" "STATUS_LOGON_FAILURE" \
+	$RDAX --user mallory --password-file "$T/bad.pw" ls "$U/data"
+chmod 644 "$T/bad.pw"
+check_output "world-readable password file refused" "chmod 600" \
+	$RDAX --user alice --password-file "$T/bad.pw" ls "$U/data"
+check_output "password is never an argument" "never taken on the command line" \
+	$RDAX --password secret ls "$U/data"
+check "RDAX_PASSWORD works" env RDAX_PASSWORD='s3cret pass' $RDAX --user alice ls "$U/data"
+check "guest on a guest ok share" $RDAX --guest put "$T/alice.pw" "$U/pub/g.txt"
+check_output "guest refused on a non-guest share" "STATUS_ACCESS_DENIED" \
+	$RDAX --guest ls "$U/data"
+check_output "valid users keeps others out" "STATUS_ACCESS_DENIED" \
+	$RDAX --guest ls "$U/ro"
+check_output "read-only share refuses writes" "ACCESS_DENIED|WRITE_PROTECTED" \
+	$RDAX $A put "$T/alice.pw" "$U/ro/new.txt"
+check "read-only share is untouched" test ! -e "$T/ro/new.txt"
+
+# signing and encryption from our own client
+check "signed session" $RDAX $A --sign get "$U/ro/readme.txt" "$T/r1"
+check "encrypted session" $RDAX $A --encrypt get "$U/ro/readme.txt" "$T/r2"
+check "SMB 3.0 signed" $RDAX $A --sign --max-protocol SMB3_00 ls "$U/data"
+check "SMB 2.1 signed" $RDAX $A --sign --max-protocol SMB2_10 ls "$U/data"
+
+check "SIGTERM stops rdaxd cleanly" stop_rdaxd
+finish

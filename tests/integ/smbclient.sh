@@ -1,0 +1,75 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Samba's smbclient -> rdaxd: data integrity, namespace operations,
+# signing and encryption per dialect, authentication rules.
+. "$(dirname "$0")/lib.sh"
+need smbclient
+
+mkdir -p "$T/share" "$T/pub"
+make_user "$T/passdb" alice 'pa55 word'
+cat >"$T/smb.conf" <<CONF
+[global]
+	passdb file = $T/passdb
+[data]
+	path = $T/share
+	read only = no
+[pub]
+	path = $T/pub
+	read only = no
+	guest ok = yes
+CONF
+start_rdaxd srv --config "$T/smb.conf"
+
+# -s /dev/null: no system smb.conf; quiet the client's own state dirs
+sc() {
+	smbclient -s /dev/null -p "$PORT" "$@" 2>&1
+}
+head -c $((64 << 20)) /dev/urandom >"$T/big.bin"
+cd "$T" || exit 1
+
+check "smbclient put 64 MiB" sc //127.0.0.1/data -U 'alice%pa55 word' -c "put big.bin big.bin"
+check "server copy is byte-identical" cmp "$T/big.bin" "$T/share/big.bin"
+check "smbclient get 64 MiB" sc //127.0.0.1/data -U 'alice%pa55 word' -c "get big.bin back.bin"
+check "get is byte-identical" cmp "$T/big.bin" "$T/back.bin"
+rm -f "$T/back.bin"
+
+check "mkdir" sc //127.0.0.1/data -U 'alice%pa55 word' -c "mkdir sub"
+check "mkdir made a directory" test -d "$T/share/sub"
+check "rename" sc //127.0.0.1/data -U 'alice%pa55 word' -c "rename big.bin sub\\moved.bin"
+check "rename moved the file" test -f "$T/share/sub/moved.bin"
+check_output "ls shows the file" "moved.bin +A +67108864" \
+	sc //127.0.0.1/data -U 'alice%pa55 word' -c "ls sub\\*"
+check "rm" sc //127.0.0.1/data -U 'alice%pa55 word' -c "rm sub\\moved.bin"
+check "rm deleted it" test ! -e "$T/share/sub/moved.bin"
+check "rmdir" sc //127.0.0.1/data -U 'alice%pa55 word' -c "rmdir sub"
+check "rmdir deleted it" test ! -e "$T/share/sub"
+
+# signing and encryption on each dialect
+echo "signed payload" >"$T/small.txt"
+for m in SMB3_11 SMB3_02 SMB3_00 SMB2_10; do
+	rm -f "$T/s.out"
+	check "signed put+get on $m" sc //127.0.0.1/data -U 'alice%pa55 word' \
+		-m "$m" --client-protection=sign -c "put small.txt s_$m.txt; get s_$m.txt s.out"
+	check "signed $m data intact" cmp "$T/small.txt" "$T/s.out"
+done
+for m in SMB3_11 SMB3_00; do
+	rm -f "$T/e.out"
+	check "encrypted put+get on $m" sc //127.0.0.1/data -U 'alice%pa55 word' \
+		-m "$m" --client-protection=encrypt -c "put big.bin e.bin; get e.bin e.out"
+	check "encrypted $m data intact" cmp "$T/big.bin" "$T/e.out"
+done
+
+# authentication
+check_output "wrong password is refused" "NT_STATUS_LOGON_FAILURE" \
+	sc //127.0.0.1/data -U 'alice%wrong' -c ls
+check_output "guest on a guest ok share works" "small.txt|blocks available" \
+	sc //127.0.0.1/pub -N -c "put small.txt small.txt; ls"
+check "guest's file arrived" cmp "$T/small.txt" "$T/pub/small.txt"
+check_output "guest on a non-guest share is refused" "NT_STATUS_ACCESS_DENIED" \
+	sc //127.0.0.1/data -N -c ls
+check_output "unknown share" "NT_STATUS_BAD_NETWORK_NAME" \
+	sc //127.0.0.1/nosuch -U 'alice%pa55 word' -c ls
+
+check "rdaxd still serves after all that" sc //127.0.0.1/data -U 'alice%pa55 word' -c ls
+check "SIGTERM stops rdaxd cleanly" stop_rdaxd
+finish

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: MIT
+/* SMB2 codec: headers, compounds, validation, commands, FSCC, NTSTATUS,
+ * server path handling and URL parsing, against spec packets. */
+#include <errno.h>
+
+#include "t.h"
+#include "rdax.h"
+#include "proto/fscc.h"
+#include "proto/ntstatus.h"
+#include "proto/smb2.h"
+#include "server/server.h"
+#include "util/utf16.h"
+
+/* [MS-SMB2] NEGOTIATE request from a Windows 10 client (protocol-facts KAT-6). */
+static const char neg_req_hex[] =
+	"FE534D4240000100000000000000800000000000000000000100000000000000"
+	"FFFE000000000000000000000000000000000000000000000000000000000000"
+	"24000500000000003F000000ECD86F326276024F9F7752B89BB33F3A70000000"
+	"020000000202100200030203110300000100260000000000010020000100FA49"
+	"E6578F1F3A9F4CD3E9CC14A67AA884B3D05844E0E5A118225C15887F32FF0000"
+	"0200060000000000020002000100";
+
+/* WRITE request of "Smb3 encryption testing" (KAT-5 plaintext). */
+static const char write_req_hex[] =
+	"FE534D4240000100000000000900400008000000000000000400000000000000"
+	"FFFE0000010000001100001400E4080000000000000000000000000000000000"
+	"3100700017000000000000000000000015010000390000020100000039020000"
+	"00000000000000007000000000000000536D623320656E6372797074696F6E20"
+	"74657374696E67";
+
+/* READ request (KAT-7 plaintext). */
+static const char read_req_hex[] =
+	"FE534D4240000100000000000800010008000000000000000600000000000000"
+	"FFFE000001000000250000000010000000000000000000000000000000000000"
+	"3100000017000000000000000000000006000000040000000100000004000000"
+	"0000000000000000000000000000000000";
+
+static void test_header(void)
+{
+	uint8_t p[64], q[64];
+	struct smb2_hdr h = { 0 }, d;
+
+	t_section("header");
+	h.credit_charge = 3;
+	h.command = SMB2_WRITE;
+	h.credits = 31;
+	h.flags = SMB2_FLAGS_SIGNED;
+	h.message_id = 0x1122334455667788ull;
+	h.process_id = 0xfeff;
+	h.tree_id = 7;
+	h.session_id = 0x0000100000000019ull;
+	smb2_hdr_encode(p, &h);
+	T_EQ(smb2_hdr_decode(p, 64, &d), 0);
+	T_EQ(d.command, SMB2_WRITE);
+	T_EQ(d.credit_charge, 3);
+	T_EQ(d.message_id, 0x1122334455667788ull);
+	T_EQ(d.tree_id, 7);
+	smb2_hdr_encode(q, &d);
+	T_MEMEQ(p, q, 64);
+	T_EQ(smb2_hdr_decode(p, 63, &d), -EBADMSG);
+	p[0] = 0xFF;
+	T_EQ(smb2_hdr_decode(p, 64, &d), -EBADMSG);
+	p[0] = 0xFE;
+	put_le16(p + 4, 65);
+	T_EQ(smb2_hdr_decode(p, 64, &d), -EBADMSG);
+	/* async form carries an AsyncId instead of ProcessId/TreeId */
+	h.flags = SMB2_FLAGS_ASYNC_COMMAND;
+	h.async_id = 0xabcdef;
+	smb2_hdr_encode(p, &h);
+	T_EQ(smb2_hdr_decode(p, 64, &d), 0);
+	T_EQ(d.async_id, 0xabcdef);
+	T_EQ(d.tree_id, 0);
+}
+
+static void test_negotiate(void)
+{
+	uint8_t msg[256], out[512];
+	struct smb2_negotiate_req r;
+	struct smb2_negotiate_rsp rsp = { 0 }, back;
+	struct smb2_hdr h;
+	struct wcur w;
+	size_t n = t_unhex(msg, sizeof(msg), neg_req_hex);
+
+	t_section("NEGOTIATE request (Windows 10 packet)");
+	T_EQ(n, 174);
+	T_EQ(smb2_hdr_decode(msg, n, &h), 0);
+	T_EQ(smb2_req_validate(msg, n, &h), 0);
+	T_EQ(smb2_negotiate_req_decode(msg, n, &r), 0);
+	T_EQ(r.ndialects, 5);
+	T_EQ(r.dialects[0], 0x0202);
+	T_EQ(r.dialects[4], 0x0311);
+	T_EQ(r.capabilities, 0x3F);
+	T_ASSERT(r.ctx.preauth && r.ctx.preauth_sha512);
+	T_EQ(r.ctx.salt_len, 32);
+	T_HEXEQ(r.ctx.salt, 4, "FA49E657");
+	T_EQ(r.ctx.ncipher, 2);
+	T_EQ(r.ctx.ciphers[0], SMB2_CIPHER_AES128_GCM);
+	/* lengths past the end are refused */
+	put_le16(msg + 66, 60);
+	T_EQ(smb2_negotiate_req_decode(msg, n, &r), -EBADMSG);
+	put_le16(msg + 66, 5);
+	put_le32(msg + 92, 170);	/* context offset near the end */
+	T_EQ(smb2_negotiate_req_decode(msg, n, &r), -EBADMSG);
+
+	t_section("NEGOTIATE response round trip");
+	rsp.dialect = SMB2_DIALECT_311;
+	rsp.security_mode = 1;
+	rsp.max_read = rsp.max_write = rsp.max_transact = SMB2_MAX_IO_SIZE;
+	rsp.preauth = true;
+	memset(rsp.salt, 0x5a, 32);
+	rsp.cipher = SMB2_CIPHER_AES128_CCM;
+	rsp.sign_ctx = true;
+	rsp.signing = SMB2_SIGNING_AES_GMAC;
+	wcur_init(&w, out, sizeof(out));
+	w.off = 64;
+	memset(out, 0, 64);
+	put_le32(out, SMB2_PROTO_ID);
+	put_le16(out + 4, 64);
+	smb2_negotiate_rsp_encode(&w, &rsp);
+	T_ASSERT(!w.err);
+	T_EQ(get_le32(out + 124) % 8, 0);
+	T_EQ(smb2_negotiate_rsp_decode(out, w.off, &back), 0);
+	T_EQ(back.dialect, SMB2_DIALECT_311);
+	T_EQ(back.cipher, SMB2_CIPHER_AES128_CCM);
+	T_EQ(back.signing, SMB2_SIGNING_AES_GMAC);
+	T_EQ(back.max_read, SMB2_MAX_IO_SIZE);
+}
+
+static void test_rw(void)
+{
+	uint8_t msg[256], out[256];
+	struct smb2_write_req wr;
+	struct smb2_read_req rd, rd2;
+	struct smb2_hdr h;
+	struct wcur w;
+	size_t n;
+
+	t_section("WRITE request (KAT-5 packet)");
+	n = t_unhex(msg, sizeof(msg), write_req_hex);
+	T_EQ(n, 135);
+	T_EQ(smb2_hdr_decode(msg, n, &h), 0);
+	T_EQ(h.command, SMB2_WRITE);
+	T_EQ(smb2_req_validate(msg, n, &h), 0);
+	T_EQ(smb2_req_credits_needed(msg, n, &h), 1);
+	T_EQ(smb2_write_req_decode(msg, n, &wr), 0);
+	T_EQ(wr.length, 23);
+	T_EQ(wr.data_offset, 112);
+	T_MEMEQ(wr.data.p, "Smb3 encryption testing", 23);
+	put_le32(msg + 68, 24);		/* one byte more than sent */
+	T_EQ(smb2_write_req_decode(msg, n, &wr), -EBADMSG);
+
+	t_section("READ request (KAT-7 packet) and re-encoding");
+	n = t_unhex(msg, sizeof(msg), read_req_hex);
+	T_EQ(n, 113);
+	T_EQ(smb2_hdr_decode(msg, n, &h), 0);
+	T_EQ(smb2_read_req_decode(msg, n, &rd), 0);
+	T_EQ(rd.length, 23);
+	T_EQ(rd.channel, 0);
+	wcur_init(&w, out, sizeof(out));
+	memcpy(out, msg, 64);
+	w.off = 64;
+	smb2_read_req_encode(&w, &rd);
+	T_EQ(w.off, 113);
+	T_EQ(smb2_read_req_decode(out, w.off, &rd2), 0);
+	T_EQ(rd2.offset, rd.offset);
+	T_EQ(rd2.fid.volatile_id, rd.fid.volatile_id);
+	/* multi-credit: a 1 MiB read needs 16 credits */
+	put_le32(msg + 68, 1u << 20);
+	T_EQ(smb2_req_credits_needed(msg, n, &h), 16);
+	T_EQ(smb2_credit_charge_for(65537), 2);
+	T_EQ(smb2_credit_charge_for(0), 1);
+}
+
+static void test_validate_chain(void)
+{
+	uint8_t m[512] = { 0 };
+	struct smb2_hdr h = { .command = SMB2_ECHO };
+	size_t plen, next;
+
+	t_section("compound walk");
+	smb2_hdr_encode(m, &h);
+	put_le16(m + 64, 4);
+	put_le32(m + 20, 72);
+	smb2_hdr_encode(m + 72, &h);
+	put_le16(m + 72 + 64, 4);
+	T_EQ(smb2_chain_pdu(m, 140, 0, &plen, &next), 0);
+	T_EQ(plen, 72);
+	T_EQ(next, 72);
+	T_EQ(smb2_chain_pdu(m, 140, 72, &plen, &next), 0);
+	T_EQ(plen, 68);
+	T_EQ(next, 0);
+	put_le32(m + 20, 8);		/* points into the header */
+	T_EQ(smb2_chain_pdu(m, 140, 0, &plen, &next), -EBADMSG);
+	put_le32(m + 20, 76);		/* not 8-aligned */
+	T_EQ(smb2_chain_pdu(m, 200, 0, &plen, &next), -EBADMSG);
+	put_le32(m + 20, 200);		/* past the end */
+	T_EQ(smb2_chain_pdu(m, 140, 0, &plen, &next), -EBADMSG);
+	put_le32(m + 20, 0xFFFFFFF8u);	/* wraps */
+	T_EQ(smb2_chain_pdu(m, 140, 0, &plen, &next), -EBADMSG);
+
+	t_section("request validation");
+	put_le32(m + 20, 0);
+	T_EQ(smb2_hdr_decode(m, 68, &h), 0);
+	T_EQ(smb2_req_validate(m, 68, &h), 0);
+	put_le16(m + 64, 5);
+	T_EQ(smb2_req_validate(m, 68, &h), -EBADMSG);
+	h.command = SMB2_CREATE;
+	put_le16(m + 64, 57);
+	T_EQ(smb2_req_validate(m, 100, &h), -EBADMSG);	/* body too short */
+	h.command = 0x33;
+	T_EQ(smb2_req_validate(m, 100, &h), -EOPNOTSUPP);
+	h.command = SMB2_ECHO;
+	h.flags = SMB2_FLAGS_SERVER_TO_REDIR;
+	put_le16(m + 64, 4);
+	T_EQ(smb2_req_validate(m, 68, &h), -EBADMSG);
+}
+
+static void test_create_ctx(void)
+{
+	struct smb2_create_ctx ctx[4];
+	uint8_t buf[256];
+	size_t prev = SIZE_MAX;
+	struct wcur w;
+	uint8_t d[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+	t_section("create contexts");
+	wcur_init(&w, buf, sizeof(buf));
+	smb2_create_ctx_add(&w, &prev, SMB2_CTX_MXAC, d, 8);
+	smb2_create_ctx_add(&w, &prev, SMB2_CTX_QFID, NULL, 0);
+	T_ASSERT(!w.err);
+	T_EQ(smb2_create_ctx_parse(buf, w.off, ctx, 4), 2);
+	T_MEMEQ(ctx[0].name.p, "MxAc", 4);
+	T_EQ(ctx[0].data.len, 8);
+	T_MEMEQ(ctx[0].data.p, d, 8);
+	T_MEMEQ(ctx[1].name.p, "QFid", 4);
+	T_EQ(ctx[1].data.len, 0);
+	put_le32(buf + 12, 4000);	/* data length past the context */
+	T_EQ(smb2_create_ctx_parse(buf, w.off, ctx, 4), -EBADMSG);
+	put_le32(buf + 12, 8);
+	put_le32(buf, 12);		/* Next not aligned */
+	T_EQ(smb2_create_ctx_parse(buf, w.off, ctx, 4), -EBADMSG);
+	put_le32(buf, 0);
+	T_EQ(smb2_create_ctx_parse(buf, 10, ctx, 4), -EBADMSG);
+}
+
+static void test_fscc(void)
+{
+	uint8_t buf[1024], name[32];
+	struct fscc_info fi = { 0 }, got;
+	const uint8_t *np;
+	uint32_t nl;
+	size_t off = 0;
+	struct wcur w;
+	int a, b, n;
+
+	t_section("directory entries");
+	fi.end_of_file = 12345;
+	fi.file_id = 77;
+	fi.attributes = FILE_ATTRIBUTE_ARCHIVE;
+	n = utf8_to_utf16le("hello.txt", name, sizeof(name));
+	wcur_init(&w, buf, sizeof(buf));
+	a = fscc_dirent_encode(&w, sizeof(buf), FileIdBothDirectoryInformation, &fi,
+			       name, (uint32_t)n);
+	b = fscc_dirent_encode(&w, sizeof(buf), FileIdBothDirectoryInformation, &fi,
+			       name, (uint32_t)n);
+	T_EQ(a, 0);
+	T_EQ(b % 8, 0);
+	put_le32(buf + a, (uint32_t)(b - a));
+	T_EQ(fscc_dirent_next(buf, w.off, &off, FileIdBothDirectoryInformation,
+			      &got, &np, &nl), 1);
+	T_EQ(got.end_of_file, 12345);
+	T_EQ(got.file_id, 77);
+	T_EQ(nl, (uint32_t)n);
+	T_EQ(fscc_dirent_next(buf, w.off, &off, FileIdBothDirectoryInformation,
+			      &got, &np, &nl), 1);
+	T_EQ(fscc_dirent_next(buf, w.off, &off, FileIdBothDirectoryInformation,
+			      &got, &np, &nl), 0);
+	/* an entry that does not fit is refused and leaves w unchanged */
+	a = (int)w.off;
+	T_EQ(fscc_dirent_encode(&w, w.off + 50, FileIdBothDirectoryInformation,
+				&fi, name, (uint32_t)n), -ENOSPC);
+	T_EQ(w.off, (size_t)a);
+	/* a name length running past the buffer is malformed */
+	off = 0;
+	put_le32(buf + 60, 5000);
+	T_EQ(fscc_dirent_next(buf, w.off, &off, FileIdBothDirectoryInformation,
+			      &got, &np, &nl), -EBADMSG);
+
+	t_section("FileAllInformation");
+	wcur_init(&w, buf, sizeof(buf));
+	fi.nlink = 2;
+	T_EQ(fscc_file_info_encode(&w, FileAllInformation, &fi, name, (uint32_t)n), 0);
+	T_EQ(w.off, 100u + (size_t)n);
+	memset(&got, 0, sizeof(got));
+	T_EQ(fscc_all_info_decode(buf, w.off, &got), 0);
+	T_EQ(got.nlink, 2);
+	T_EQ(got.end_of_file, 12345);
+	T_EQ(fscc_file_info_encode(&w, 250, &fi, NULL, 0), -E_SMB_INVALID_INFO_CLASS);
+
+	t_section("FILETIME");
+	{
+		int64_t s;
+		long ns;
+
+		T_EQ(filetime_from_unix(0, 0), FILETIME_UNIX_EPOCH);
+		filetime_to_unix(filetime_from_unix(1700000000, 123456700), &s, &ns);
+		T_EQ(s, 1700000000);
+		T_EQ(ns, 123456700);
+	}
+}
+
+static void test_ntstatus(void)
+{
+	t_section("NTSTATUS table");
+	T_EQ(ntstatus_from_err(-ENOENT), STATUS_OBJECT_NAME_NOT_FOUND);
+	T_EQ(ntstatus_from_err(-EEXIST), STATUS_OBJECT_NAME_COLLISION);
+	T_EQ(ntstatus_from_err(-E_SMB_LOGON_FAILURE), STATUS_LOGON_FAILURE);
+	T_EQ(ntstatus_from_err(-E_SMB_MORE_PROCESSING), STATUS_MORE_PROCESSING_REQUIRED);
+	T_EQ(ntstatus_from_err(0), STATUS_SUCCESS);
+	T_EQ(ntstatus_from_err(-ENOTEMPTY), STATUS_DIRECTORY_NOT_EMPTY);
+	T_EQ(ntstatus_from_err(-12345), STATUS_INTERNAL_ERROR);
+	T_EQ(ntstatus_to_errno(STATUS_OBJECT_NAME_NOT_FOUND), ENOENT);
+	T_EQ(ntstatus_to_errno(STATUS_LOGON_FAILURE), EACCES);
+	T_EQ(ntstatus_to_errno(0xC0FFEE01u), EIO);
+	T_ASSERT(!strcmp(ntstatus_name(STATUS_ACCESS_DENIED), "STATUS_ACCESS_DENIED"));
+	T_ASSERT(!strcmp(ntstatus_text(STATUS_NO_MORE_FILES), "no more files"));
+	T_ASSERT(nt_is_error(STATUS_ACCESS_DENIED) && !nt_is_error(STATUS_BUFFER_OVERFLOW));
+	/* every E_SMB_* code has a status */
+	for (int e = E_SMB_BASE + 1; e < E_SMB_LAST; e++)
+		T_ASSERT(ntstatus_from_err(-e) != STATUS_INTERNAL_ERROR);
+	T_ASSERT(strstr(rdax_status_str(STATUS_BAD_NETWORK_NAME), "no such share"));
+}
+
+static int path(const char *in, char *out)
+{
+	uint8_t u[512];
+	int n = utf8_to_utf16le(in, u, sizeof(u));
+
+	return srv_path_from_utf16(u, (size_t)n, out, 512);
+}
+
+static void test_paths(void)
+{
+	char out[512];
+	uint8_t u[64];
+	int n;
+
+	t_section("SMB paths");
+	T_EQ(path("\\dir\\file.txt", out), 0);
+	T_ASSERT(!strcmp(out, "dir/file.txt"));
+	T_EQ(path("a\\b\\", out), 0);
+	T_ASSERT(!strcmp(out, "a/b"));
+	T_EQ(path("", out), 0);
+	T_ASSERT(!strcmp(out, ""));
+	T_EQ(path("file::$DATA", out), 0);
+	T_ASSERT(!strcmp(out, "file"));
+	T_EQ(path("file:stream", out), -ENOENT);
+	T_EQ(path("a\\\\b", out), -E_SMB_OBJECT_NAME_INVALID);
+	T_EQ(path(".\\a\\.\\b", out), 0);
+	T_ASSERT(!strcmp(out, "a/b"));
+	/* ".." is left for openat2(RESOLVE_BENEATH) to judge */
+	T_EQ(path("..\\..\\etc", out), 0);
+	T_ASSERT(!strcmp(out, "../../etc"));
+	/* a NUL inside the name */
+	n = utf8_to_utf16le("ab", u, sizeof(u));
+	u[2] = 0;
+	u[3] = 0;
+	T_EQ(srv_path_from_utf16(u, (size_t)n + 2, out, sizeof(out)),
+	     -E_SMB_OBJECT_NAME_INVALID);
+	/* an unpaired surrogate */
+	u[0] = 0x00;
+	u[1] = 0xD8;
+	T_EQ(srv_path_from_utf16(u, 2, out, sizeof(out)), -E_SMB_OBJECT_NAME_INVALID);
+	n = srv_path_to_utf16("a/b", true, u, sizeof(u));
+	T_EQ(n, 8);
+	T_HEXEQ(u, 8, "5c0061005c006200");
+}
+
+static void test_url(void)
+{
+	struct rdax_url u;
+
+	t_section("URLs");
+	T_EQ(rdax_url_parse("smb://host/share/dir/file", &u), 0);
+	T_ASSERT(!strcmp(u.host, "host") && !strcmp(u.share, "share"));
+	T_ASSERT(!strcmp(u.path, "dir/file"));
+	T_EQ(u.port, 0);
+	T_EQ(rdax_url_parse("smb://bob@10.0.0.1:4455/s", &u), 0);
+	T_ASSERT(!strcmp(u.user, "bob") && !strcmp(u.host, "10.0.0.1"));
+	T_EQ(u.port, 4455);
+	T_ASSERT(!strcmp(u.share, "s") && !u.path[0]);
+	T_EQ(rdax_url_parse("smb://[::1]:445/s/p/", &u), 0);
+	T_ASSERT(!strcmp(u.host, "::1") && !strcmp(u.path, "p"));
+	T_EQ(rdax_url_parse("http://x/y", &u), -EINVAL);
+	T_EQ(rdax_url_parse("smb://:445/s", &u), -EINVAL);
+	T_EQ(rdax_url_parse("smb://h:0/s", &u), -EINVAL);
+	T_EQ(rdax_url_parse("smb://h:99999/s", &u), -EINVAL);
+	T_EQ(rdax_url_parse("smb://h:12x/s", &u), -EINVAL);
+}
+
+int main(void)
+{
+	test_header();
+	test_negotiate();
+	test_rw();
+	test_validate_chain();
+	test_create_ctx();
+	test_fscc();
+	test_ntstatus();
+	test_paths();
+	test_url();
+	return t_done();
+}

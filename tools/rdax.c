@@ -1,0 +1,642 @@
+// SPDX-License-Identifier: MIT
+/* rdax: command-line client for SMB3 servers (librdax). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rdax.h"
+
+#define XFER_CHUNK (8u << 20)
+
+struct opts {
+	enum rdax_transport transport;
+	const char *user;
+	const char *password_file;
+	bool guest;
+	bool sign;
+	bool encrypt;
+	bool stats;
+	bool quiet;
+	const char *passdb;
+	uint16_t max_dialect;
+};
+
+struct session {
+	struct rdax_url url;
+	char urlstr[4400];
+	struct rdax_conn *conn;
+	struct rdax_tree *tree;
+	struct timespec t0;
+	uint64_t setup_trips;		/* round trips before the operation */
+};
+
+static const char *prog = "rdax";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: rdax [--transport tcp|rdma] [--user U --password-file F | --guest]\n"
+"            CMD smb://HOST[:PORT]/SHARE/PATH ...\n"
+"\n"
+"commands:\n"
+"  ls URL               list a directory\n"
+"  get URL [LOCAL]      download a file (LOCAL '-' is stdout)\n"
+"  put LOCAL URL        upload a file\n"
+"  cat URL              print a file\n"
+"  stat URL             show file attributes\n"
+"  touch URL            create a file or update its time\n"
+"  rm URL               delete a file\n"
+"  mkdir URL            create a directory\n"
+"  rmdir URL            delete an empty directory\n"
+"  mv URL NEWPATH       rename within the share (NEWPATH or a URL)\n"
+"  passwd --passdb FILE USER   set USER's password (read from stdin)\n"
+"\n"
+"options:\n"
+"  -u, --user USER          user name (or smb://USER@HOST/...)\n"
+"  -A, --password-file F    file whose first line is the password (mode 0600);\n"
+"                           otherwise RDAX_PASSWORD is used\n"
+"  -g, --guest              anonymous guest logon\n"
+"  -t, --transport T        tcp (default) or rdma\n"
+"      --sign               require signing\n"
+"      --encrypt            require encryption\n"
+"      --max-protocol P     highest dialect: SMB2_10 SMB3_00 SMB3_02 SMB3_11\n"
+"      --stats              print throughput and round trips\n"
+"  -q, --quiet              no progress bar\n"
+"  -V, --version, -h, --help\n"
+"The password is never taken from the command line.\n");
+}
+
+static int usage_err(const char *msg, const char *arg)
+{
+	fprintf(stderr, "%s: %s%s%s\n", prog, msg, arg ? ": " : "", arg ? arg : "");
+	fprintf(stderr, "Try 'rdax --help' for more information.\n");
+	return 2;
+}
+
+static double elapsed(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* "rdax: smb://host/share/path: message" */
+static int fail(struct session *s, int ret, const char *what)
+{
+	const char *msg = rdax_errmsg(s ? s->conn : NULL);
+
+	if (!msg || !*msg)
+		msg = strerror(-ret);
+	fprintf(stderr, "%s: %s%s%s\n", prog, what ? what : "", what ? ": " : "", msg);
+	return 1;
+}
+
+static int session_open(struct session *s, const struct opts *o, const char *url,
+			bool need_share)
+{
+	struct rdax_cfg *cfg;
+	const char *user, *pw;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->urlstr, sizeof(s->urlstr), "%s", url);
+	ret = rdax_url_parse(url, &s->url);
+	if (ret) {
+		fprintf(stderr, "%s: %s: not a valid smb://HOST[:PORT]/SHARE/PATH URL\n",
+			prog, url);
+		return 2;
+	}
+	if (need_share && !s->url.share[0]) {
+		fprintf(stderr, "%s: %s: no share in the URL\n", prog, url);
+		return 2;
+	}
+	ret = rdax_cfg_new(&cfg);
+	if (ret)
+		return fail(NULL, ret, url);
+	rdax_cfg_set_transport(cfg, o->transport);
+	rdax_cfg_set_signing(cfg, o->sign);
+	rdax_cfg_set_encryption(cfg, o->encrypt);
+	if (o->max_dialect)
+		rdax_cfg_set_dialects(cfg, RDAX_SMB_2_1, o->max_dialect);
+	user = o->user ? o->user : s->url.user[0] ? s->url.user : NULL;
+	if (o->guest || !user) {
+		if (!o->guest) {
+			fprintf(stderr, "%s: %s: give --user (with --password-file or RDAX_PASSWORD) or --guest\n",
+				prog, url);
+			rdax_cfg_delete(&cfg);
+			return 2;
+		}
+		rdax_cfg_set_guest(cfg, true);
+	} else {
+		rdax_cfg_set_credentials(cfg, user, NULL);
+		if (o->password_file) {
+			ret = rdax_cfg_set_password_file(cfg, o->password_file);
+			if (ret) {
+				fprintf(stderr, "%s: password file %s: %s\n", prog,
+					o->password_file,
+					ret == -EPERM ? "readable by group or others (chmod 600)" :
+					strerror(-ret));
+				rdax_cfg_delete(&cfg);
+				return 2;
+			}
+		} else if ((pw = getenv("RDAX_PASSWORD"))) {
+			rdax_cfg_set_credentials(cfg, user, pw);
+		} else {
+			fprintf(stderr, "%s: %s: no password: use --password-file or RDAX_PASSWORD\n",
+				prog, url);
+			rdax_cfg_delete(&cfg);
+			return 2;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &s->t0);
+	ret = rdax_connect(&s->conn, s->url.host, s->url.port, cfg);
+	rdax_cfg_delete(&cfg);
+	if (ret) {
+		fprintf(stderr, "%s: smb://%s%s%.0u: %s\n", prog, s->url.host,
+			s->url.port ? ":" : "", s->url.port, rdax_errmsg(NULL));
+		return 1;
+	}
+	if (!need_share)
+		return 0;
+	ret = rdax_tree_connect(s->conn, s->url.share, &s->tree);
+	if (ret) {
+		fprintf(stderr, "%s: %s: %s\n", prog, url, rdax_errmsg(s->conn));
+		rdax_disconnect(&s->conn);
+		return 1;
+	}
+	{
+		struct rdax_stats st;
+
+		rdax_conn_stats(s->conn, &st);
+		s->setup_trips = st.round_trips;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &s->t0);
+	return 0;
+}
+
+static void session_close(struct session *s, const struct opts *o,
+			  uint64_t bytes)
+{
+	struct rdax_stats st;
+	double t = elapsed(&s->t0);
+
+	if (o->stats && s->conn) {
+		rdax_conn_stats(s->conn, &st);
+		if (bytes)
+			fprintf(stderr, "%llu bytes in %.3f s (%.1f MiB/s), ",
+				(unsigned long long)bytes, t,
+				t > 0 ? (double)bytes / t / 1048576 : 0.0);
+		fprintf(stderr, "%llu round trip%s (+%llu to set up the session)\n",
+			(unsigned long long)(st.round_trips - s->setup_trips),
+			st.round_trips - s->setup_trips == 1 ? "" : "s",
+			(unsigned long long)s->setup_trips);
+	}
+	rdax_tree_disconnect(&s->tree);
+	rdax_disconnect(&s->conn);
+}
+
+struct progress {
+	bool on;
+	uint64_t total;
+	struct timespec t0;
+	double last;
+};
+
+static void progress_init(struct progress *p, const struct opts *o, uint64_t total)
+{
+	p->on = !o->quiet && isatty(STDERR_FILENO) && total >= (4u << 20);
+	p->total = total;
+	p->last = 0;
+	clock_gettime(CLOCK_MONOTONIC, &p->t0);
+}
+
+static void progress_show(struct progress *p, uint64_t done, bool end)
+{
+	double t = elapsed(&p->t0), pct;
+	int i, bar;
+
+	if (!p->on || (!end && t - p->last < 0.2))
+		return;
+	p->last = t;
+	pct = p->total ? 100.0 * (double)done / (double)p->total : 100.0;
+	bar = (int)(pct / 5);
+	fputs("\r[", stderr);
+	for (i = 0; i < 20; i++)
+		fputc(i < bar ? '#' : ' ', stderr);
+	fprintf(stderr, "] %5.1f%% %8.1f MiB %7.1f MiB/s", pct,
+		(double)done / 1048576, t > 0 ? (double)done / t / 1048576 : 0.0);
+	if (end)
+		fputc('\n', stderr);
+}
+
+static void fmt_time(const struct timespec *ts, char *buf, size_t len)
+{
+	struct tm tm;
+	time_t t = ts->tv_sec;
+
+	localtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+static int cmd_ls(const struct opts *o, const char *url)
+{
+	struct session s;
+	struct rdax_dirent ent;
+	struct rdax_dir *d;
+	char tbuf[32];
+	int ret;
+
+	ret = session_open(&s, o, url, true);
+	if (ret)
+		return ret;
+	ret = rdax_opendir(s.tree, s.url.path, &d);
+	if (ret) {
+		fail(&s, ret, url);
+		session_close(&s, o, 0);
+		return 1;
+	}
+	while ((ret = rdax_readdir(d, &ent)) == 1) {
+		fmt_time(&ent.st.mtime, tbuf, sizeof(tbuf));
+		printf("%c %12llu  %s  %s%s\n", ent.st.is_dir ? 'd' : '-',
+		       (unsigned long long)ent.st.size, tbuf, ent.name,
+		       ent.st.is_dir ? "/" : "");
+	}
+	if (ret < 0)
+		fail(&s, ret, url);
+	rdax_closedir(&d);
+	session_close(&s, o, 0);
+	return ret < 0 ? 1 : 0;
+}
+
+static int cmd_get(const struct opts *o, const char *url, const char *local, bool cat)
+{
+	struct rdax_file *f = NULL;
+	struct rdax_stat st;
+	struct progress pr;
+	struct session s;
+	uint64_t off = 0;
+	char *buf = NULL;
+	const char *base;
+	int fd = -1, ret, rc = 1;
+	ssize_t n;
+
+	ret = session_open(&s, o, url, true);
+	if (ret)
+		return ret;
+	ret = rdax_open(s.tree, s.url.path, O_RDONLY, &f);
+	if (ret) {
+		fail(&s, ret, url);
+		goto out_close;
+	}
+	ret = rdax_fstat(f, &st);
+	if (ret) {
+		fail(&s, ret, url);
+		goto out_close;
+	}
+	if (st.is_dir) {
+		fprintf(stderr, "%s: %s: is a directory\n", prog, url);
+		goto out_close;
+	}
+	if (cat || (local && !strcmp(local, "-"))) {
+		fd = STDOUT_FILENO;
+	} else {
+		if (!local) {
+			base = strrchr(s.url.path, '/');
+			local = base ? base + 1 : s.url.path;
+		}
+		fd = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			fprintf(stderr, "%s: %s: %s\n", prog, local, strerror(errno));
+			goto out_close;
+		}
+	}
+	buf = malloc(XFER_CHUNK);
+	if (!buf)
+		goto out_close;
+	progress_init(&pr, o, st.size);
+	for (;;) {
+		n = rdax_pread(f, buf, XFER_CHUNK, off);
+		if (n < 0) {
+			fail(&s, (int)n, url);
+			goto out_close;
+		}
+		if (n == 0)
+			break;
+		if (write(fd, buf, (size_t)n) != n) {
+			fprintf(stderr, "%s: %s: %s\n", prog, local ? local : "stdout",
+				strerror(errno));
+			goto out_close;
+		}
+		off += (uint64_t)n;
+		progress_show(&pr, off, false);
+	}
+	progress_show(&pr, off, true);
+	rc = 0;
+out_close:
+	free(buf);
+	if (fd > STDOUT_FILENO && close(fd)) {
+		fprintf(stderr, "%s: %s: %s\n", prog, local, strerror(errno));
+		rc = 1;
+	}
+	if (f && rdax_close(&f) && !rc)
+		rc = fail(&s, -EIO, url);
+	session_close(&s, o, off);
+	return rc;
+}
+
+static int cmd_put(const struct opts *o, const char *local, const char *url)
+{
+	struct rdax_file *f = NULL;
+	struct progress pr;
+	struct session s;
+	struct stat st;
+	uint64_t off = 0;
+	char *buf = NULL;
+	int fd, ret, rc = 1;
+	ssize_t n, w;
+
+	fd = open(local, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		fprintf(stderr, "%s: %s: %s\n", prog, local, strerror(errno));
+		return 1;
+	}
+	ret = session_open(&s, o, url, true);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	ret = rdax_open(s.tree, s.url.path, O_WRONLY | O_CREAT | O_TRUNC, &f);
+	if (ret) {
+		fail(&s, ret, url);
+		goto out_close;
+	}
+	buf = malloc(XFER_CHUNK);
+	if (!buf)
+		goto out_close;
+	progress_init(&pr, o, (uint64_t)st.st_size);
+	for (;;) {
+		n = read(fd, buf, XFER_CHUNK);
+		if (n < 0) {
+			fprintf(stderr, "%s: %s: %s\n", prog, local, strerror(errno));
+			goto out_close;
+		}
+		if (n == 0)
+			break;
+		w = rdax_pwrite(f, buf, (size_t)n, off);
+		if (w != n) {
+			fail(&s, w < 0 ? (int)w : -EIO, url);
+			goto out_close;
+		}
+		off += (uint64_t)n;
+		progress_show(&pr, off, false);
+	}
+	progress_show(&pr, off, true);
+	rc = 0;
+out_close:
+	free(buf);
+	close(fd);
+	if (f && rdax_close(&f) && !rc)
+		rc = fail(&s, -EIO, url);
+	session_close(&s, o, off);
+	return rc;
+}
+
+static int cmd_path_op(const struct opts *o, const char *cmd, const char *url,
+		       const char *arg)
+{
+	struct rdax_url u2;
+	struct rdax_stat st;
+	struct session s;
+	const char *to;
+	char tbuf[32];
+	int ret;
+
+	ret = session_open(&s, o, url, true);
+	if (ret)
+		return ret;
+	if (!strcmp(cmd, "stat")) {
+		ret = rdax_stat(s.tree, s.url.path, &st);
+		if (!ret) {
+			printf("  File: %s\n", s.url.path[0] ? s.url.path : "/");
+			printf("  Type: %s\n", st.is_dir ? "directory" : "regular file");
+			printf("  Size: %llu  Allocated: %llu  Links: %u  Inode: %llu\n",
+			       (unsigned long long)st.size,
+			       (unsigned long long)st.alloc_size, st.nlink,
+			       (unsigned long long)st.ino);
+			printf("  Attributes: 0x%08x\n", st.attributes);
+			fmt_time(&st.mtime, tbuf, sizeof(tbuf));
+			printf("  Modify: %s\n", tbuf);
+			fmt_time(&st.atime, tbuf, sizeof(tbuf));
+			printf("  Access: %s\n", tbuf);
+			fmt_time(&st.ctime, tbuf, sizeof(tbuf));
+			printf("  Change: %s\n", tbuf);
+		}
+	} else if (!strcmp(cmd, "rm")) {
+		ret = rdax_unlink(s.tree, s.url.path);
+	} else if (!strcmp(cmd, "mkdir")) {
+		ret = rdax_mkdir(s.tree, s.url.path);
+	} else if (!strcmp(cmd, "rmdir")) {
+		ret = rdax_rmdir(s.tree, s.url.path);
+	} else if (!strcmp(cmd, "touch")) {
+		ret = rdax_touch(s.tree, s.url.path);
+	} else {	/* mv */
+		to = arg;
+		if (!strncmp(arg, "smb://", 6)) {
+			if (rdax_url_parse(arg, &u2) || strcmp(u2.host, s.url.host) ||
+			    strcasecmp(u2.share, s.url.share)) {
+				fprintf(stderr, "%s: mv: %s is not on the same share as %s\n",
+					prog, arg, url);
+				session_close(&s, o, 0);
+				return 2;
+			}
+			to = u2.path;
+		}
+		ret = rdax_rename(s.tree, s.url.path, to, 0);
+	}
+	if (ret)
+		fail(&s, ret, url);
+	session_close(&s, o, 0);
+	return ret ? 1 : 0;
+}
+
+static int read_password(char *buf, size_t len)
+{
+	struct termios t, old;
+	bool tty = isatty(STDIN_FILENO);
+	char *nl;
+
+	if (tty) {
+		fprintf(stderr, "New password: ");
+		tcgetattr(STDIN_FILENO, &old);
+		t = old;
+		t.c_lflag &= (tcflag_t)~ECHO;
+		tcsetattr(STDIN_FILENO, TCSANOW, &t);
+	}
+	if (!fgets(buf, (int)len, stdin))
+		buf[0] = 0;
+	if (tty) {
+		tcsetattr(STDIN_FILENO, TCSANOW, &old);
+		fputc('\n', stderr);
+	}
+	nl = strpbrk(buf, "\r\n");
+	if (nl)
+		*nl = 0;
+	return buf[0] ? 0 : -EINVAL;
+}
+
+static int cmd_passwd(const struct opts *o, const char *user)
+{
+	char pw[256];
+	int ret;
+
+	if (!o->passdb)
+		return usage_err("passwd needs --passdb FILE", NULL);
+	if (read_password(pw, sizeof(pw))) {
+		fprintf(stderr, "%s: passwd: empty password read from stdin\n", prog);
+		return 1;
+	}
+	ret = rdax_passdb_set(o->passdb, user, pw);
+	explicit_bzero(pw, sizeof(pw));
+	if (ret) {
+		fprintf(stderr, "%s: passwd: %s: %s\n", prog, o->passdb,
+			ret == -EINVAL ? "invalid user name" : strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "user", required_argument, NULL, 'u' },
+		{ "password-file", required_argument, NULL, 'A' },
+		{ "guest", no_argument, NULL, 'g' },
+		{ "transport", required_argument, NULL, 't' },
+		{ "sign", no_argument, NULL, 1 },
+		{ "encrypt", no_argument, NULL, 2 },
+		{ "stats", no_argument, NULL, 3 },
+		{ "passdb", required_argument, NULL, 4 },
+		{ "max-protocol", required_argument, NULL, 5 },
+		{ "password", required_argument, NULL, 6 },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct opts o = { .transport = RDAX_TRANSPORT_TCP };
+	const char *cmd;
+	int c, nargs;
+	char **args;
+
+	while ((c = getopt_long(argc, argv, "+u:A:gt:qVh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'u':
+			o.user = optarg;
+			break;
+		case 'A':
+			o.password_file = optarg;
+			break;
+		case 'g':
+			o.guest = true;
+			break;
+		case 't':
+			if (!strcmp(optarg, "tcp"))
+				o.transport = RDAX_TRANSPORT_TCP;
+			else if (!strcmp(optarg, "rdma"))
+				o.transport = RDAX_TRANSPORT_RDMA;
+			else
+				return usage_err("--transport wants tcp or rdma", optarg);
+			break;
+		case 1:
+			o.sign = true;
+			break;
+		case 2:
+			o.encrypt = true;
+			break;
+		case 3:
+			o.stats = true;
+			break;
+		case 4:
+			o.passdb = optarg;
+			break;
+		case 5:
+			if (!strcasecmp(optarg, "SMB2_10"))
+				o.max_dialect = RDAX_SMB_2_1;
+			else if (!strcasecmp(optarg, "SMB3_00"))
+				o.max_dialect = RDAX_SMB_3_0;
+			else if (!strcasecmp(optarg, "SMB3_02"))
+				o.max_dialect = RDAX_SMB_3_0_2;
+			else if (!strcasecmp(optarg, "SMB3_11"))
+				o.max_dialect = RDAX_SMB_3_1_1;
+			else
+				return usage_err("unknown protocol", optarg);
+			break;
+		case 6:
+			return usage_err("passwords are never taken on the command line; use --password-file or RDAX_PASSWORD", NULL);
+		case 'q':
+			o.quiet = true;
+			break;
+		case 'V':
+			printf("rdax %s\n", rdax_version());
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'rdax --help' for more information.\n");
+			return 2;
+		}
+	}
+	if (optind >= argc)
+		return usage_err("no command", NULL);
+	cmd = argv[optind];
+	args = argv + optind + 1;
+	nargs = argc - optind - 1;
+	/* allow options after the command too (rdax passwd --passdb F USER) */
+	optind = 1;
+	while ((c = getopt_long(nargs + 1, args - 1, "+u:A:gt:qVh", lopts, NULL)) != -1) {
+		if (c == 4)
+			o.passdb = optarg;
+		else if (c == 'u')
+			o.user = optarg;
+		else if (c == 'A')
+			o.password_file = optarg;
+		else if (c == 'g')
+			o.guest = true;
+		else if (c == 'q')
+			o.quiet = true;
+		else if (c == 3)
+			o.stats = true;
+		else if (c == 6)
+			return usage_err("passwords are never taken on the command line", NULL);
+		else
+			return usage_err("misplaced option", NULL);
+	}
+	args += optind - 1;
+	nargs -= optind - 1;
+
+	if (!strcmp(cmd, "ls") && nargs == 1)
+		return cmd_ls(&o, args[0]);
+	if (!strcmp(cmd, "get") && (nargs == 1 || nargs == 2))
+		return cmd_get(&o, args[0], nargs == 2 ? args[1] : NULL, false);
+	if (!strcmp(cmd, "cat") && nargs == 1)
+		return cmd_get(&o, args[0], NULL, true);
+	if (!strcmp(cmd, "put") && nargs == 2)
+		return cmd_put(&o, args[0], args[1]);
+	if ((!strcmp(cmd, "stat") || !strcmp(cmd, "rm") || !strcmp(cmd, "mkdir") ||
+	     !strcmp(cmd, "rmdir") || !strcmp(cmd, "touch")) && nargs == 1)
+		return cmd_path_op(&o, cmd, args[0], NULL);
+	if (!strcmp(cmd, "mv") && nargs == 2)
+		return cmd_path_op(&o, cmd, args[0], args[1]);
+	if (!strcmp(cmd, "passwd") && nargs == 1)
+		return cmd_passwd(&o, args[0]);
+	return usage_err("bad command or arguments", cmd);
+}

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/* rdaxd: SMB3 server for directories and DAX persistent memory. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server.h"
+#include "util/log.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: rdaxd --share NAME=PATH [--share ...] [--listen tcp://ADDR:PORT]\n"
+"             [--listen rdma://ADDR:PORT] [--guest | --passdb FILE]\n"
+"       rdaxd --config FILE\n"
+"\n"
+"  -s, --share NAME=PATH   export PATH as share NAME (read-write)\n"
+"  -l, --listen URL        listen on tcp://ADDR:PORT (default tcp://0.0.0.0:445)\n"
+"  -g, --guest             shares allow guests; unknown users become guests\n"
+"  -p, --passdb FILE       NT-hash password file (see 'rdax passwd')\n"
+"  -C, --config FILE       smb.conf-syntax configuration\n"
+"      --signing MODE      auto (default), mandatory or disabled\n"
+"      --encrypt MODE      off, auto (default: clients may encrypt),\n"
+"                          desired or required\n"
+"      --max-protocol P    SMB2_10, SMB3_00, SMB3_02 or SMB3_11\n"
+"      --min-protocol P    lowest dialect accepted (default SMB2_10)\n"
+"  -w, --workers N         worker threads (default: one per CPU)\n"
+"  -t, --test-config       check the configuration and exit\n"
+"  -v, --verbose           more logging (repeat for debug)\n"
+"  -V, --version           print the version\n"
+"  -h, --help              this help\n");
+}
+
+static int bad_usage(const char *msg, const char *arg)
+{
+	fprintf(stderr, "rdaxd: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+	fprintf(stderr, "Try 'rdaxd --help' for more information.\n");
+	return 2;
+}
+
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "share", required_argument, NULL, 's' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "guest", no_argument, NULL, 'g' },
+		{ "passdb", required_argument, NULL, 'p' },
+		{ "config", required_argument, NULL, 'C' },
+		{ "signing", required_argument, NULL, 1 },
+		{ "encrypt", required_argument, NULL, 2 },
+		{ "max-protocol", required_argument, NULL, 3 },
+		{ "min-protocol", required_argument, NULL, 4 },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "test-config", no_argument, NULL, 't' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct srv_config cfg;
+	struct srv_share *sh;
+	struct srv *s = NULL;
+	const char *config = NULL;
+	bool guest = false, test = false;
+	int c, i, ret, verbose = 0, nshares_cli = 0;
+	char *eq;
+
+	srv_config_init(&cfg);
+	while ((c = getopt_long(argc, argv, "s:l:gp:C:w:tvVh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			eq = strchr(optarg, '=');
+			if (!eq || eq == optarg || !eq[1])
+				return bad_usage("--share wants NAME=PATH", optarg);
+			*eq = 0;
+			ret = srv_config_add_share(&cfg, optarg, eq + 1, &sh);
+			if (ret)
+				return bad_usage(ret == -EEXIST ? "share given twice" :
+						 "invalid share name", optarg);
+			nshares_cli++;
+			break;
+		case 'l':
+			if (srv_config_parse_listen(&cfg, optarg))
+				return bad_usage("--listen wants tcp://ADDR:PORT or rdma://ADDR:PORT",
+						 optarg);
+			break;
+		case 'g':
+			guest = true;
+			break;
+		case 'p':
+			snprintf(cfg.passdb_path, sizeof(cfg.passdb_path), "%s", optarg);
+			break;
+		case 'C':
+			config = optarg;
+			break;
+		case 1:
+			if (!strcmp(optarg, "auto"))
+				cfg.signing = SRV_SIGN_AUTO;
+			else if (!strcmp(optarg, "mandatory"))
+				cfg.signing = SRV_SIGN_MANDATORY;
+			else if (!strcmp(optarg, "disabled"))
+				cfg.signing = SRV_SIGN_DISABLED;
+			else
+				return bad_usage("--signing wants auto, mandatory or disabled", optarg);
+			break;
+		case 2:
+			if (!strcmp(optarg, "off"))
+				cfg.encrypt = SRV_ENC_OFF;
+			else if (!strcmp(optarg, "auto"))
+				cfg.encrypt = SRV_ENC_AUTO;
+			else if (!strcmp(optarg, "desired"))
+				cfg.encrypt = SRV_ENC_DESIRED;
+			else if (!strcmp(optarg, "required"))
+				cfg.encrypt = SRV_ENC_REQUIRED;
+			else
+				return bad_usage("--encrypt wants off, auto, desired or required", optarg);
+			break;
+		case 3:
+		case 4: {
+			static const struct { const char *n; uint16_t d; } p[] = {
+				{ "SMB2_02", SMB2_DIALECT_202 }, { "SMB2_10", SMB2_DIALECT_210 },
+				{ "SMB3_00", SMB2_DIALECT_300 }, { "SMB3_02", SMB2_DIALECT_302 },
+				{ "SMB3_11", SMB2_DIALECT_311 },
+			};
+			size_t k;
+
+			for (k = 0; k < 5; k++)
+				if (!strcasecmp(optarg, p[k].n))
+					break;
+			if (k == 5)
+				return bad_usage("unknown protocol", optarg);
+			if (c == 3)
+				cfg.max_dialect = p[k].d;
+			else
+				cfg.min_dialect = p[k].d;
+			break;
+		}
+		case 'w':
+			cfg.workers = atoi(optarg);
+			if (cfg.workers < 1 || cfg.workers > 256)
+				return bad_usage("--workers wants 1..256", optarg);
+			break;
+		case 't':
+			test = true;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'V':
+			printf("rdaxd %s\n", RDAX_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'rdaxd --help' for more information.\n");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		return bad_usage("unexpected argument", argv[optind]);
+	if (config && srv_config_load(&cfg, config))
+		return 2;
+	if (!cfg.nshares)
+		return bad_usage("no shares: give --share NAME=PATH or --config FILE", NULL);
+	if (guest) {
+		cfg.map_to_guest = true;
+		for (i = 0; i < cfg.nshares; i++)
+			cfg.shares[i]->guest_ok = true;
+	} else if (!cfg.passdb_path[0] && !cfg.map_to_guest) {
+		int g = 0;
+
+		for (i = 0; i < cfg.nshares; i++)
+			g += cfg.shares[i]->guest_ok;
+		if (!g)
+			return bad_usage("nobody could log on: give --passdb FILE or --guest", NULL);
+	}
+	log_init("rdaxd", verbose >= 2 ? LOG_DEBUG : verbose ? LOG_INFO :
+		 cfg.log_level);
+	if (srv_config_finish(&cfg))
+		return 2;
+	if (test) {
+		printf("configuration OK: %d share%s\n", cfg.nshares - 1,
+		       cfg.nshares == 2 ? "" : "s");
+		for (i = 0; i < cfg.nshares; i++)
+			if (!cfg.shares[i]->ipc)
+				printf("  [%s] %s%s%s\n", cfg.shares[i]->name,
+				       cfg.shares[i]->path,
+				       cfg.shares[i]->read_only ? " read-only" : "",
+				       cfg.shares[i]->guest_ok ? " guest-ok" : "");
+		srv_config_free(&cfg);
+		return 0;
+	}
+	ret = srv_new(&cfg, &s);
+	if (ret) {
+		srv_config_free(&cfg);
+		return ret == -EPERM || ret == -EINVAL ? 2 : 1;
+	}
+	ret = srv_run(s);
+	srv_free(&s);
+	srv_config_free(&cfg);
+	pr_notice("stopped");
+	return ret ? 1 : 0;
+}
