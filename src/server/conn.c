@@ -179,10 +179,18 @@ static int process_pdu(struct srv_req *req)
 	hd = &handlers[req->hdr.command];
 	req->related = req->hdr.flags & SMB2_FLAGS_RELATED_OPERATIONS;
 	if (req->related) {
+		/*
+		 * [MS-SMB2] 3.3.5.2.7.2: a related first PDU is invalid, and
+		 * so is every related one after it until an unrelated one.
+		 */
 		if (!ch->have_prev)
-			return -EINVAL;	/* first PDU must not be related */
+			ch->invalid = true;
+		if (ch->invalid)
+			return -EINVAL;
 		sid = ch->session_id;
 		tid = ch->tree_id;
+	} else {
+		ch->invalid = false;
 	}
 	ret = smb2_req_validate(req->pdu, req->len, &req->hdr);
 	if (ret)
@@ -199,7 +207,8 @@ static int process_pdu(struct srv_req *req)
 		}
 	}
 	if (hd->flags & NEED_SESSION) {
-		if (req->related && ch->sess_failed)
+		/* the previous PDU produced no session to inherit */
+		if (req->related && !sid)
 			return -EINVAL;
 		req->sess = srv_session_find(c, sid);
 		if (!req->sess || req->sess->state != SESS_VALID)
@@ -211,7 +220,7 @@ static int process_pdu(struct srv_req *req)
 			return ret;
 	}
 	if (hd->flags & NEED_TREE || (req->hdr.command == SMB2_IOCTL && tid)) {
-		if (req->related && ch->tree_failed)
+		if (req->related && !tid && hd->flags & NEED_TREE)
 			return -EINVAL;
 		req->tree = srv_tree_find(req->sess, tid);
 		if (!req->tree && hd->flags & NEED_TREE)
@@ -280,26 +289,28 @@ static bool do_pdu(struct srv_conn *c, struct srv_req *req)
 		smb2_error_rsp_encode(&req->w, NULL, 0);
 	}
 	status = ntstatus_from_err(ret);
-	if (ret)
+	if (ret) {
 		c->stats.errors++;
+		pr_debug("%s: %s (mid %llu) -> %s", c->x->peer,
+			 smb2_cmd_name(req->hdr.command),
+			 (unsigned long long)req->hdr.message_id,
+			 ntstatus_name(status) ? ntstatus_name(status) : "?");
+	}
 
-	/* related-chain bookkeeping, [MS-SMB2] 3.3.5.2.7.2 */
+	/*
+	 * Related-chain bookkeeping, [MS-SMB2] 3.3.5.2.7.2: the next related
+	 * PDU inherits the session and tree this one resolved (none if it
+	 * failed to), and the FileId it used or created (srv_req_open).
+	 */
 	ch->have_prev = true;
-	if (req->hdr.command == SMB2_SESSION_SETUP) {
+	if (req->hdr.command == SMB2_SESSION_SETUP)
 		ch->session_id = req->new_session_id;
-		ch->sess_failed = nt_is_error(status) &&
-				  status != STATUS_MORE_PROCESSING_REQUIRED;
-	} else {
-		ch->session_id = req->sess ? req->sess->id :
-			(req->related ? ch->session_id : req->hdr.session_id);
-	}
-	if (req->hdr.command == SMB2_TREE_CONNECT) {
-		ch->tree_id = req->new_tree_id;
-		ch->tree_failed = ret != 0;
-	} else {
-		ch->tree_id = req->tree ? req->tree->id :
-			(req->related ? ch->tree_id : req->hdr.tree_id);
-	}
+	else
+		ch->session_id = req->sess ? req->sess->id : 0;
+	if (req->hdr.command == SMB2_TREE_CONNECT)
+		ch->tree_id = ret ? 0 : req->new_tree_id;
+	else
+		ch->tree_id = req->tree ? req->tree->id : 0;
 	if (req->hdr.command == SMB2_CREATE) {
 		ch->create_failed = ret != 0;
 		ch->create_status = status;

@@ -262,8 +262,7 @@ struct srv_chain {
 	struct smb2_fid fid;
 	bool create_failed;
 	uint32_t create_status;
-	bool sess_failed;
-	bool tree_failed;
+	bool invalid;			/* first PDU was marked related */
 	/* sessions logged off in this chain, freed after the response */
 	struct srv_session *dead[SMB2_MAX_COMPOUND];
 	int ndead;

@@ -324,8 +324,9 @@ int smb_create(struct srv_req *req)
 		return -EINVAL;
 	if (sh->ipc)
 		return -ENOENT;		/* no named pipes */
+	if (r.impersonation > SMB2_IMPERSONATION_MAX)
+		return -E_SMB_BAD_IMPERSONATION;
 	if (r.disposition > FILE_OVERWRITE_IF ||
-	    r.impersonation > SMB2_IMPERSONATION_MAX ||
 	    (r.options & FILE_DIRECTORY_FILE && r.options & FILE_NON_DIRECTORY_FILE))
 		return -EINVAL;
 	if (r.options & FILE_OPEN_BY_FILE_ID)
@@ -551,6 +552,7 @@ int smb_read(struct srv_req *req)
 		return (int)n;
 	if ((n == 0 && r.length) || (uint32_t)n < r.minimum)
 		return -E_SMB_END_OF_FILE;
+	o->position = r.offset + (uint64_t)n;
 	rsp.data_offset = SMB2_READ_RSP_DATA_OFF;
 	rsp.data_length = (uint32_t)n;
 	smb2_read_rsp_encode(&req->w, &rsp);
@@ -593,6 +595,7 @@ int smb_write(struct srv_req *req)
 			 o->write_through || (r.flags & SMB2_WRITEFLAG_WRITE_THROUGH));
 	if (n < 0)
 		return (int)n;
+	o->position = off + (uint64_t)n;
 	rsp.count = (uint32_t)n;
 	if (srv_req_room(req, 24))
 		return -ENOMEM;

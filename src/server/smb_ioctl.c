@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "proto/ntstatus.h"
 #include "proto/smb2.h"
@@ -47,6 +48,19 @@ static int validate_negotiate(struct srv_req *req, const struct smb2_ioctl_req *
 	wcur_le16(d, c->server_secmode);
 	wcur_le16(d, c->dialect);
 	req->force_sign = true;
+	return 0;
+}
+
+/* [MS-FSCC] 2.3.7 FILE_OBJECTID_BUFFER from the inode: stable per file. */
+static int object_id(struct srv_open *o, struct wcur *d)
+{
+	struct stat st;
+
+	if (fstat(o->fd, &st))
+		return -errno;
+	wcur_le64(d, st.st_ino);
+	wcur_le64(d, st.st_dev);
+	wcur_zero(d, 48);	/* birth volume/object/domain ids */
 	return 0;
 }
 
@@ -144,6 +158,19 @@ int smb_ioctl(struct srv_req *req)
 	wcur_init(&d, req->w.p + 112, cap);
 	rsp.ctl_code = r.ctl_code;
 	rsp.fid = r.fid;
+	/* handle-based controls check the handle first */
+	if (r.ctl_code != FSCTL_VALIDATE_NEGOTIATE_INFO &&
+	    r.ctl_code != FSCTL_QUERY_NETWORK_INTERFACE_INFO &&
+	    r.ctl_code != FSCTL_DFS_GET_REFERRALS &&
+	    r.ctl_code != FSCTL_DFS_GET_REFERRALS_EX) {
+		if (!req->tree)
+			return -E_SMB_NETWORK_NAME_DELETED;
+		ret = srv_req_open(req, &r.fid, &o);
+		if (ret)
+			return ret;
+		rsp.fid.persistent = o->persistent;
+		rsp.fid.volatile_id = o->volatile_id;
+	}
 	switch (r.ctl_code) {
 	case FSCTL_VALIDATE_NEGOTIATE_INFO:
 		ret = validate_negotiate(req, &r, &d);
@@ -155,9 +182,9 @@ int smb_ioctl(struct srv_req *req)
 	case FSCTL_DFS_GET_REFERRALS_EX:
 		return -E_SMB_FS_DRIVER_REQUIRED;
 	case FSCTL_SET_SPARSE:
-		if (!req->tree)
-			return -E_SMB_NETWORK_NAME_DELETED;
-		ret = srv_req_open(req, &r.fid, &o);
+		break;		/* files are sparse whenever they have holes */
+	case FSCTL_CREATE_OR_GET_OBJECT_ID:
+		ret = object_id(o, &d);
 		break;
 	case FSCTL_PIPE_TRANSCEIVE:
 		return -E_SMB_FILE_CLOSED;

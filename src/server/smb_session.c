@@ -201,20 +201,19 @@ int srv_req_open(struct srv_req *req, const struct smb2_fid *fid,
 	struct smb2_fid f = *fid;
 	struct srv_open *o;
 
-	if (smb2_fid_is_compound(fid)) {
-		if (!req->related)
-			return -E_SMB_FILE_CLOSED;
+	if (smb2_fid_is_compound(fid) && req->related) {
 		if (ch->create_failed)
 			return ntstatus_to_err(ch->create_status);
 		if (!ch->have_fid)
-			return -E_SMB_INVALID_HANDLE;
+			return -E_SMB_FILE_CLOSED;
 		f = ch->fid;
 	}
+	/* the FileId this PDU used is what a related next one inherits */
+	ch->have_fid = true;
+	ch->fid = f;
 	o = srv_open_find(req->sess, &f);
 	if (!o || o->tree != req->tree)
 		return -E_SMB_FILE_CLOSED;
-	ch->have_fid = true;
-	ch->fid = f;
 	*out = o;
 	return 0;
 }
