@@ -65,7 +65,7 @@ int main(int argc, char **argv)
 	struct srv *s = NULL;
 	const char *config = NULL;
 	bool guest = false, test = false;
-	int c, i, ret, verbose = 0, nshares_cli = 0;
+	int c, i, ret, rc, verbose = 0, nshares_cli = 0;
 	char *eq;
 
 	srv_config_init(&cfg);
@@ -74,18 +74,18 @@ int main(int argc, char **argv)
 		case 's':
 			eq = strchr(optarg, '=');
 			if (!eq || eq == optarg || !eq[1])
-				return bad_usage("--share wants NAME=PATH", optarg);
+				{ rc = bad_usage("--share wants NAME=PATH", optarg); goto out; }
 			*eq = 0;
 			ret = srv_config_add_share(&cfg, optarg, eq + 1, &sh);
 			if (ret)
-				return bad_usage(ret == -EEXIST ? "share given twice" :
-						 "invalid share name", optarg);
+				{ rc = bad_usage(ret == -EEXIST ? "share given twice" :
+						 "invalid share name", optarg); goto out; }
 			nshares_cli++;
 			break;
 		case 'l':
 			if (srv_config_parse_listen(&cfg, optarg))
-				return bad_usage("--listen wants tcp://ADDR:PORT or rdma://ADDR:PORT",
-						 optarg);
+				{ rc = bad_usage("--listen wants tcp://ADDR:PORT or rdma://ADDR:PORT",
+						 optarg); goto out; }
 			break;
 		case 'g':
 			guest = true;
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "disabled"))
 				cfg.signing = SRV_SIGN_DISABLED;
 			else
-				return bad_usage("--signing wants auto, mandatory or disabled", optarg);
+				{ rc = bad_usage("--signing wants auto, mandatory or disabled", optarg); goto out; }
 			break;
 		case 2:
 			if (!strcmp(optarg, "off"))
@@ -116,7 +116,7 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "required"))
 				cfg.encrypt = SRV_ENC_REQUIRED;
 			else
-				return bad_usage("--encrypt wants off, auto, desired or required", optarg);
+				{ rc = bad_usage("--encrypt wants off, auto, desired or required", optarg); goto out; }
 			break;
 		case 3:
 		case 4: {
@@ -131,7 +131,7 @@ int main(int argc, char **argv)
 				if (!strcasecmp(optarg, p[k].n))
 					break;
 			if (k == 5)
-				return bad_usage("unknown protocol", optarg);
+				{ rc = bad_usage("unknown protocol", optarg); goto out; }
 			if (c == 3)
 				cfg.max_dialect = p[k].d;
 			else
@@ -141,7 +141,7 @@ int main(int argc, char **argv)
 		case 'w':
 			cfg.workers = atoi(optarg);
 			if (cfg.workers < 1 || cfg.workers > 256)
-				return bad_usage("--workers wants 1..256", optarg);
+				{ rc = bad_usage("--workers wants 1..256", optarg); goto out; }
 			break;
 		case 't':
 			test = true;
@@ -151,21 +151,26 @@ int main(int argc, char **argv)
 			break;
 		case 'V':
 			printf("rdaxd %s\n", RDAX_VERSION);
-			return 0;
+			rc = 0;
+			goto out;
 		case 'h':
 			usage(stdout);
-			return 0;
+			rc = 0;
+			goto out;
 		default:
 			fprintf(stderr, "Try 'rdaxd --help' for more information.\n");
-			return 2;
+			rc = 2;
+			goto out;
 		}
 	}
 	if (optind < argc)
-		return bad_usage("unexpected argument", argv[optind]);
-	if (config && srv_config_load(&cfg, config))
-		return 2;
+		{ rc = bad_usage("unexpected argument", argv[optind]); goto out; }
+	if (config && srv_config_load(&cfg, config)) {
+		rc = 2;
+		goto out;
+	}
 	if (!cfg.nshares)
-		return bad_usage("no shares: give --share NAME=PATH or --config FILE", NULL);
+		{ rc = bad_usage("no shares: give --share NAME=PATH or --config FILE", NULL); goto out; }
 	if (guest) {
 		cfg.map_to_guest = true;
 		for (i = 0; i < cfg.nshares; i++)
@@ -176,12 +181,14 @@ int main(int argc, char **argv)
 		for (i = 0; i < cfg.nshares; i++)
 			g += cfg.shares[i]->guest_ok;
 		if (!g)
-			return bad_usage("nobody could log on: give --passdb FILE or --guest", NULL);
+			{ rc = bad_usage("nobody could log on: give --passdb FILE or --guest", NULL); goto out; }
 	}
 	log_init("rdaxd", verbose >= 2 ? LOG_DEBUG : verbose ? LOG_INFO :
 		 cfg.log_level);
-	if (srv_config_finish(&cfg))
-		return 2;
+	if (srv_config_finish(&cfg)) {
+		rc = 2;
+		goto out;
+	}
 	if (test) {
 		printf("configuration OK: %d share%s\n", cfg.nshares - 1,
 		       cfg.nshares == 2 ? "" : "s");
@@ -191,17 +198,19 @@ int main(int argc, char **argv)
 				       cfg.shares[i]->path,
 				       cfg.shares[i]->read_only ? " read-only" : "",
 				       cfg.shares[i]->guest_ok ? " guest-ok" : "");
-		srv_config_free(&cfg);
-		return 0;
+		rc = 0;
+		goto out;
 	}
 	ret = srv_new(&cfg, &s);
 	if (ret) {
-		srv_config_free(&cfg);
-		return ret == -EPERM || ret == -EINVAL ? 2 : 1;
+		rc = ret == -EPERM || ret == -EINVAL ? 2 : 1;
+		goto out;
 	}
 	ret = srv_run(s);
 	srv_free(&s);
-	srv_config_free(&cfg);
 	pr_notice("stopped");
-	return ret ? 1 : 0;
+	rc = ret ? 1 : 0;
+out:
+	srv_config_free(&cfg);
+	return rc;
 }
