@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: MIT
+# Host-side helpers shared by tests/vm/{run,check,build-peers} and
+# bench/baseline. Sourced, never run; the caller sets $top (repo root) and
+# $prog (name for messages) first.
+
+# Bump when build-peers changes how the modules are built: it is part of the
+# cache key, next to the patches and the kernel source/header versions.
+vm_peers_recipe=1
+
+vm_die() {
+	echo "$prog: $*" >&2
+	exit "${vm_die_rc:-125}"
+}
+
+vm_note() {
+	echo "$prog: $*" >&2
+}
+
+# Kernel release to boot: $RDAX_VM_KVER, else the newest /boot/vmlinuz-*
+# that has a matching /lib/modules directory.
+vm_kver() {
+	if [ -n "${RDAX_VM_KVER:-}" ]; then
+		echo "$RDAX_VM_KVER"
+		return
+	fi
+	for img in /boot/vmlinuz-*; do
+		[ -e "$img" ] || continue
+		v=${img#/boot/vmlinuz-}
+		[ -d "/lib/modules/$v/kernel" ] && echo "$v"
+	done | sort -V | tail -n 1
+}
+
+# Cache outside the clone: survives `make clean` and fresh clones.
+# $RDAX_VM_CACHE overrides; when the default is not writable (not root),
+# fall back to build/vm/cache in the clone.
+vm_cache_dir() {
+	if [ -n "${RDAX_VM_CACHE:-}" ]; then
+		mkdir -p "$RDAX_VM_CACHE" 2>/dev/null && [ -w "$RDAX_VM_CACHE" ] ||
+			vm_die "cache dir $RDAX_VM_CACHE (RDAX_VM_CACHE) is not writable"
+		echo "$RDAX_VM_CACHE"
+	elif mkdir -p /var/cache/rdax-testbed 2>/dev/null &&
+	     [ -w /var/cache/rdax-testbed ]; then
+		echo /var/cache/rdax-testbed
+	else
+		mkdir -p "$top/build/vm/cache"
+		echo "$top/build/vm/cache"
+	fi
+}
+
+# Sets vm_accel (kvm|tcg) and vm_accel_why. KVM only when it can run a
+# stock kernel: a real VMX/SVM host. PVM's /dev/kvm (kvm_pvm) only boots
+# PVM-patched guests, so it counts as no KVM.
+vm_pick_accel() {
+	case ${RDAX_VM_ACCEL:-auto} in
+	kvm | tcg)
+		vm_accel=$RDAX_VM_ACCEL
+		vm_accel_why="RDAX_VM_ACCEL=$RDAX_VM_ACCEL"
+		return ;;
+	auto) ;;
+	*) vm_die "RDAX_VM_ACCEL must be kvm, tcg or auto, not '$RDAX_VM_ACCEL'" ;;
+	esac
+	vm_accel=tcg
+	if [ ! -c /dev/kvm ]; then
+		vm_accel_why="no /dev/kvm"
+	elif [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
+		vm_accel_why="/dev/kvm not accessible"
+	elif [ -d /sys/module/kvm_pvm ]; then
+		vm_accel_why="/dev/kvm is kvm_pvm, which boots only PVM guest kernels"
+	elif ! grep -qwE 'vmx|svm' /proc/cpuinfo; then
+		vm_accel_why="no vmx/svm in /proc/cpuinfo"
+	else
+		vm_accel=kvm
+		vm_accel_why="/dev/kvm with vmx/svm"
+	fi
+}
+
+# Why this host cannot boot the VM; empty when it can.
+vm_cannot_boot() {
+	kver=$1
+	if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
+		echo "qemu-system-x86_64 not installed (tools/deps.sh vm)"
+	elif [ -z "$kver" ]; then
+		echo "no kernel image with modules in /boot (linux-image-amd64)"
+	elif [ ! -r "/boot/vmlinuz-$kver" ]; then
+		echo "/boot/vmlinuz-$kver missing or unreadable"
+	elif [ ! -d "/lib/modules/$kver/kernel" ]; then
+		echo "/lib/modules/$kver missing"
+	elif ! busybox_static >/dev/null; then
+		echo "no static busybox (busybox-static)"
+	elif ! command -v cpio >/dev/null 2>&1; then
+		echo "cpio not installed"
+	fi
+}
+
+busybox_static() {
+	for b in /bin/busybox /usr/bin/busybox; do
+		if [ -x "$b" ] && ! ldd "$b" >/dev/null 2>&1; then
+			echo "$b"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# Series of a Debian kernel release: 6.1.0-57-amd64 -> 6.1
+vm_series() {
+	echo "$1" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/'
+}
+
+# Cache directory of the SMB-Direct cifs/ksmbd build for kernel $1. The key
+# covers the patches, the recipe version and the exact linux-source and
+# linux-headers package versions, so any of them changing rebuilds.
+vm_peers_dir() {
+	kver=$1
+	series=$(vm_series "$kver")
+	key=$({
+		echo "recipe $vm_peers_recipe"
+		dpkg-query -W -f='${Package} ${Version}\n' "linux-source-$series" \
+			"linux-headers-$kver" 2>/dev/null || true
+		cat "$top"/tests/vm/patches/*.patch
+	} | sha256sum | cut -c1-12)
+	echo "$(vm_cache_dir)/$kver/smbdirect-$key"
+}
