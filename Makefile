@@ -33,7 +33,7 @@ override CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 override LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-LIBS_CORE := -lcrypto -linih -lpthread
+LIBS_CORE := -lcrypto -linih -lrdmacm -libverbs -lpthread
 
 ifeq ($(V),1)
 Q :=
@@ -107,12 +107,18 @@ $(B)/tests/%: $(B)/tests/unit/%.o $(CLI_OBJ) $(B)/librdax-server.a $(B)/librdax-
 	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_CORE)
 
 # Integration helpers (raw protocol clients) also use internals.
-$(B)/tests/%: $(B)/tests/integ/%.o $(B)/librdax-server.a $(B)/librdax-core.a
+$(B)/tests/%: $(B)/tests/integ/%.o $(CLI_OBJ) $(B)/librdax-server.a $(B)/librdax-core.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_CORE)
 
-tests: all $(UNIT_BIN) $(ITOOL_BIN)
+# bench/opentest's client: public API only, like the CLI.
+$(B)/bench/opentest-client: bench/opentest.c $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -L$(B) -lrdax -Wl,-rpath,'$$ORIGIN/..'
+
+tests: all $(UNIT_BIN) $(ITOOL_BIN) $(B)/bench/opentest-client
 
 deps:
 	tools/deps.sh
@@ -164,4 +170,4 @@ clean:
 .PHONY: all tests deps check check-host check-vm check-asan demo install uninstall clean
 .SECONDARY:
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+-include $(shell find $(B) -name '*.d' -type f 2>/dev/null)

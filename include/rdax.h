@@ -60,6 +60,8 @@ RDAX_API int rdax_cfg_set_encryption(struct rdax_cfg *cfg, bool required);
 RDAX_API int rdax_cfg_set_dialects(struct rdax_cfg *cfg, uint16_t min, uint16_t max);
 /* Per-request timeout in milliseconds (default 60000). */
 RDAX_API int rdax_cfg_set_timeout(struct rdax_cfg *cfg, int ms);
+/* SMB-Direct: I/O of at least this many bytes moves by RDMA (default 4096). */
+RDAX_API int rdax_cfg_set_rdma_threshold(struct rdax_cfg *cfg, uint32_t bytes);
 
 /* ---- connection and session ---- */
 
@@ -96,11 +98,16 @@ RDAX_API int rdax_conn_info(const struct rdax_conn *c, struct rdax_conn_info *in
 struct rdax_stats {
 	uint64_t round_trips;		/* request sends that waited for replies */
 	uint64_t requests;		/* SMB2 PDUs sent */
-	uint64_t bytes_sent;
+	uint64_t bytes_sent;		/* transport bytes */
 	uint64_t bytes_received;
 	uint64_t bytes_read;		/* file data read */
 	uint64_t bytes_written;		/* file data written */
+	uint64_t rdma_bytes;		/* file data the server moved by RDMA */
+	uint64_t inline_bytes;		/* file data carried in messages */
+	uint64_t mr_cache_hits;		/* unregistered buffers found registered */
+	uint64_t mr_cache_misses;
 	uint32_t credits;		/* SMB2 credits currently held */
+	uint32_t smbd_send_credits;	/* SMB-Direct credits held (0 on TCP) */
 };
 
 RDAX_API int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st);
@@ -170,6 +177,75 @@ RDAX_API int rdax_opendir(struct rdax_tree *t, const char *path, struct rdax_dir
 RDAX_API int rdax_readdir(struct rdax_dir *d, struct rdax_dirent *ent);
 RDAX_API int rdax_closedir(struct rdax_dir **d);
 
+/* ---- asynchronous I/O ---- */
+
+/*
+ * A submission/completion queue on a connection, liburing-style: submit
+ * many reads and writes, then reap completions with a minimum count and
+ * a timeout. Requests are pipelined up to the SMB2 credit window; each
+ * may be as large as rdax_ioq_max_io(). The sync calls above run on the
+ * same engine. Buffers stay owned by the caller and must not be touched
+ * until their completion is reaped.
+ */
+struct rdax_ioq;
+
+enum rdax_opcode {
+	RDAX_OP_READ = 1,
+	RDAX_OP_WRITE = 2,
+	RDAX_OP_FSYNC = 3,
+};
+
+struct rdax_io {
+	uint32_t opcode;		/* enum rdax_opcode */
+	uint32_t flags;			/* 0 */
+	struct rdax_file *file;
+	void *buf;
+	size_t len;
+	uint64_t offset;
+	uint64_t user_data;
+};
+
+struct rdax_cqe {
+	uint64_t user_data;
+	int64_t res;			/* bytes done, or a negative errno */
+	uint32_t status;		/* the server's NTSTATUS on failure */
+	uint32_t flags;
+};
+
+RDAX_API int rdax_ioq_new(struct rdax_conn *c, unsigned int depth,
+			  struct rdax_ioq **out);
+/* Waits for requests still in flight, then frees the queue. */
+RDAX_API void rdax_ioq_delete(struct rdax_ioq **q);
+/* Queue up to n requests; returns how many were taken (the free slots). */
+RDAX_API int rdax_submit(struct rdax_ioq *q, const struct rdax_io *ios,
+			 unsigned int n);
+/*
+ * Wait until at least min completions are ready (or timeout_ms passes,
+ * -1 = forever), then return up to max of them.
+ */
+RDAX_API int rdax_reap(struct rdax_ioq *q, struct rdax_cqe *cqes,
+		       unsigned int max, unsigned int min, int timeout_ms);
+RDAX_API unsigned int rdax_ioq_inflight(const struct rdax_ioq *q);
+RDAX_API size_t rdax_ioq_max_io(const struct rdax_ioq *q);
+/* A descriptor for poll/epoll: readable when rdax_reap(.., 0, 0) has work. */
+RDAX_API int rdax_ioq_fd(const struct rdax_ioq *q);
+
+/* ---- registered buffers (SMB-Direct) ---- */
+
+/*
+ * Pin and register [addr, addr+len) once; reads and writes that fall
+ * inside it then move by RDMA with no registration on the data path.
+ * Buffers used without registration are registered on first use and
+ * kept in a cache: call rdax_mem_forget() before freeing such memory.
+ * On TCP connections these calls succeed and do nothing.
+ */
+struct rdax_buf;
+
+RDAX_API int rdax_buf_reg(struct rdax_conn *c, void *addr, size_t len,
+			  struct rdax_buf **out);
+RDAX_API int rdax_buf_dereg(struct rdax_buf **b);
+RDAX_API void rdax_mem_forget(struct rdax_conn *c, void *addr, size_t len);
+
 /* ---- helpers ---- */
 
 /* smb://[user@]host[:port]/share[/path] */
@@ -185,6 +261,36 @@ RDAX_API int rdax_url_parse(const char *url, struct rdax_url *out);
 
 /* Add or replace USER in an rdaxd password database (mode 0600). */
 RDAX_API int rdax_passdb_set(const char *file, const char *user, const char *password);
+
+/* ---- copying files ---- */
+
+/*
+ * Copies are server-side when the server supports it ([MS-SMB2]
+ * FSCTL_SRV_COPYCHUNK: the data does not cross the network; rdaxd,
+ * Samba, Windows), else read and written through the client.
+ */
+#define RDAX_COPY_SERVER_ONLY 0x1	/* -EOPNOTSUPP instead of the client path */
+#define RDAX_COPY_CLIENT 0x2		/* always read+write through the client */
+
+/*
+ * Copy file src to dst (created, or truncated if it exists) on one share.
+ * progress, if set, is called after each step with the bytes done and
+ * the total; a non-zero return stops the copy with -ECANCELED.
+ * Returns the bytes copied or a negative errno (-EINVAL for src == dst).
+ */
+RDAX_API int64_t rdax_copy(struct rdax_tree *t, const char *src, const char *dst,
+			   unsigned int flags,
+			   int (*progress)(void *arg, uint64_t done, uint64_t total),
+			   void *arg);
+/*
+ * copy_file_range(2) for open files: len bytes from src at src_off to
+ * dst at dst_off. Server-side when both are on one connection (src
+ * needs read access, dst write access). Returns the bytes copied, short
+ * only at the end of src, or a negative errno when nothing was copied.
+ */
+RDAX_API int64_t rdax_copy_range(struct rdax_file *src, uint64_t src_off,
+				 struct rdax_file *dst, uint64_t dst_off,
+				 uint64_t len, unsigned int flags);
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,7 @@ struct opts {
 	bool quiet;
 	const char *passdb;
 	uint16_t max_dialect;
+	unsigned int copy_flags;	/* RDAX_COPY_* for cp */
 };
 
 struct session {
@@ -56,6 +57,8 @@ static void usage(FILE *f)
 "  mkdir URL            create a directory\n"
 "  rmdir URL            delete an empty directory\n"
 "  mv URL NEWPATH       rename within the share (NEWPATH or a URL)\n"
+"  cp URL DEST          copy a file (DEST a URL or a path on the same share);\n"
+"                       server-side on one share, else through this client\n"
 "  passwd --passdb FILE USER   set USER's password (read from stdin)\n"
 "\n"
 "options:\n"
@@ -68,6 +71,8 @@ static void usage(FILE *f)
 "      --encrypt            require encryption\n"
 "      --max-protocol P     highest dialect: SMB2_10 SMB3_00 SMB3_02 SMB3_11\n"
 "      --stats              print throughput and round trips\n"
+"      --server-copy        cp: fail rather than copy through the client\n"
+"      --client-copy        cp: read and write through the client\n"
 "  -q, --quiet              no progress bar\n"
 "  -V, --version, -h, --help\n"
 "The password is never taken from the command line.\n");
@@ -194,10 +199,18 @@ static void session_close(struct session *s, const struct opts *o,
 			fprintf(stderr, "%llu bytes in %.3f s (%.1f MiB/s), ",
 				(unsigned long long)bytes, t,
 				t > 0 ? (double)bytes / t / 1048576 : 0.0);
-		fprintf(stderr, "%llu round trip%s (+%llu to set up the session)\n",
+		fprintf(stderr, "%llu round trip%s (+%llu to set up the session)",
 			(unsigned long long)(st.round_trips - s->setup_trips),
 			st.round_trips - s->setup_trips == 1 ? "" : "s",
 			(unsigned long long)s->setup_trips);
+		if (o->transport == RDAX_TRANSPORT_RDMA)
+			fprintf(stderr, ", SMB-Direct: %llu bytes by RDMA, %llu inline, "
+				"MR cache %llu hits %llu misses",
+				(unsigned long long)st.rdma_bytes,
+				(unsigned long long)st.inline_bytes,
+				(unsigned long long)st.mr_cache_hits,
+				(unsigned long long)st.mr_cache_misses);
+		fputc('\n', stderr);
 	}
 	rdax_tree_disconnect(&s->tree);
 	rdax_disconnect(&s->conn);
@@ -467,6 +480,155 @@ static int cmd_path_op(const struct opts *o, const char *cmd, const char *url,
 	return ret ? 1 : 0;
 }
 
+struct cp_progress {
+	const struct opts *o;
+	struct progress pr;
+	bool started;
+};
+
+static int cp_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct cp_progress *p = arg;
+
+	if (!p->started) {
+		progress_init(&p->pr, p->o, total);
+		p->started = true;
+	}
+	progress_show(&p->pr, done, false);
+	return 0;
+}
+
+static void cp_stats(const struct opts *o, struct session *s, const char *label)
+{
+	struct rdax_stats st;
+
+	if (!o->stats || !s->conn)
+		return;
+	rdax_conn_stats(s->conn, &st);
+	fprintf(stderr, "%s: %s; on the wire %llu bytes sent, %llu received\n", label,
+		st.bytes_read || st.bytes_written ? "data through the client" :
+		"server-side copy",
+		(unsigned long long)st.bytes_sent,
+		(unsigned long long)st.bytes_received);
+}
+
+static bool same_share(const struct rdax_url *a, const struct rdax_url *b)
+{
+	return !strcasecmp(a->host, b->host) && !strcasecmp(a->share, b->share) &&
+	       (a->port ? a->port : 445) == (b->port ? b->port : 445);
+}
+
+/* Between shares or servers: stream through this client. */
+static int cp_across(const struct opts *o, const char *url, const char *dst_url)
+{
+	struct rdax_file *fs = NULL, *fd = NULL;
+	struct session s, d;
+	struct rdax_stat st;
+	struct cp_progress cp = { .o = o };
+	uint64_t off = 0, step;
+	int64_t n;
+	int ret, rc = 1;
+
+	ret = session_open(&s, o, url, true);
+	if (ret)
+		return ret;
+	ret = session_open(&d, o, dst_url, true);
+	if (ret) {
+		session_close(&s, o, 0);
+		return ret;
+	}
+	if (o->copy_flags & RDAX_COPY_SERVER_ONLY) {
+		fprintf(stderr, "%s: cp: %s and %s are not on one share: no server-side copy\n",
+			prog, url, dst_url);
+		goto out_close;
+	}
+	ret = rdax_open(s.tree, s.url.path, O_RDONLY, &fs);
+	if (!ret)
+		ret = rdax_fstat(fs, &st);
+	if (ret) {
+		fail(&s, ret, url);
+		goto out_close;
+	}
+	ret = rdax_open(d.tree, d.url.path, O_WRONLY | O_CREAT | O_TRUNC, &fd);
+	if (ret) {
+		fail(&d, ret, dst_url);
+		goto out_close;
+	}
+	while (off < st.size) {
+		step = st.size - off < (64u << 20) ? st.size - off : (64u << 20);
+		n = rdax_copy_range(fs, off, fd, off, step, RDAX_COPY_CLIENT);
+		if (n <= 0) {
+			if (n == 0)
+				fprintf(stderr, "%s: %s: file shrank during the copy\n", prog, url);
+			else
+				fail(rdax_last_status(d.conn) ? &d : &s, (int)n, url);
+			goto out_close;
+		}
+		off += (uint64_t)n;
+		cp_progress(&cp, off, st.size);
+	}
+	if (cp.started)
+		progress_show(&cp.pr, off, true);
+	rc = 0;
+out_close:
+	if (fs && rdax_close(&fs) && !rc)
+		rc = fail(&s, -EIO, url);
+	if (fd && rdax_close(&fd) && !rc)
+		rc = fail(&d, -EIO, dst_url);
+	cp_stats(o, &s, "source");
+	cp_stats(o, &d, "destination");
+	session_close(&s, o, off);
+	session_close(&d, o, 0);
+	return rc;
+}
+
+static int cmd_cp(const struct opts *o, const char *url, const char *dst)
+{
+	struct cp_progress cp = { .o = o };
+	char to[sizeof(((struct rdax_url *)0)->path) + 256];
+	struct rdax_url u2;
+	struct session s;
+	const char *base;
+	int64_t n;
+	int ret;
+
+	if ((o->copy_flags & RDAX_COPY_CLIENT) && (o->copy_flags & RDAX_COPY_SERVER_ONLY))
+		return usage_err("--client-copy and --server-copy exclude each other", NULL);
+	if (!strncmp(dst, "smb://", 6)) {
+		if (rdax_url_parse(dst, &u2)) {
+			fprintf(stderr, "%s: %s: not a valid smb://HOST[:PORT]/SHARE/PATH URL\n",
+				prog, dst);
+			return 2;
+		}
+		if (rdax_url_parse(url, &s.url) || !same_share(&s.url, &u2))
+			return cp_across(o, url, dst);
+		dst = u2.path;
+	}
+	ret = session_open(&s, o, url, true);
+	if (ret)
+		return ret;
+	snprintf(to, sizeof(to), "%s", dst);
+	n = rdax_copy(s.tree, s.url.path, to, o->copy_flags, cp_progress, &cp);
+	if (n == -EISDIR) {
+		/* into a directory: keep the source's name */
+		base = strrchr(s.url.path, '/');
+		base = base ? base + 1 : s.url.path;
+		if (snprintf(to, sizeof(to), "%s%s%s", dst, *dst ? "/" : "",
+			     base) >= (int)sizeof(to))
+			n = -ENAMETOOLONG;
+		else
+			n = rdax_copy(s.tree, s.url.path, to, o->copy_flags,
+				      cp_progress, &cp);
+	}
+	if (cp.started)
+		progress_show(&cp.pr, n > 0 ? (uint64_t)n : 0, true);
+	if (n < 0)
+		fail(&s, (int)n, url);
+	cp_stats(o, &s, "cp");
+	session_close(&s, o, n > 0 ? (uint64_t)n : 0);
+	return n < 0 ? 1 : 0;
+}
+
 static int read_password(char *buf, size_t len)
 {
 	struct termios t, old;
@@ -526,6 +688,8 @@ int main(int argc, char **argv)
 		{ "passdb", required_argument, NULL, 4 },
 		{ "max-protocol", required_argument, NULL, 5 },
 		{ "password", required_argument, NULL, 6 },
+		{ "server-copy", no_argument, NULL, 7 },
+		{ "client-copy", no_argument, NULL, 8 },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -581,6 +745,12 @@ int main(int argc, char **argv)
 			break;
 		case 6:
 			return usage_err("passwords are never taken on the command line; use --password-file or RDAX_PASSWORD", NULL);
+		case 7:
+			o.copy_flags |= RDAX_COPY_SERVER_ONLY;
+			break;
+		case 8:
+			o.copy_flags |= RDAX_COPY_CLIENT;
+			break;
 		case 'q':
 			o.quiet = true;
 			break;
@@ -615,6 +785,10 @@ int main(int argc, char **argv)
 			o.quiet = true;
 		else if (c == 3)
 			o.stats = true;
+		else if (c == 7)
+			o.copy_flags |= RDAX_COPY_SERVER_ONLY;
+		else if (c == 8)
+			o.copy_flags |= RDAX_COPY_CLIENT;
 		else if (c == 6)
 			return usage_err("passwords are never taken on the command line", NULL);
 		else
@@ -636,6 +810,8 @@ int main(int argc, char **argv)
 		return cmd_path_op(&o, cmd, args[0], NULL);
 	if (!strcmp(cmd, "mv") && nargs == 2)
 		return cmd_path_op(&o, cmd, args[0], args[1]);
+	if (!strcmp(cmd, "cp") && nargs == 2)
+		return cmd_cp(&o, args[0], args[1]);
 	if (!strcmp(cmd, "passwd") && nargs == 1)
 		return cmd_passwd(&o, args[0]);
 	return usage_err("bad command or arguments", cmd);

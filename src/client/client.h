@@ -7,7 +7,11 @@
 
 #include "rdax.h"
 #include "crypto/crypto.h"
+#include "mem/mem.h"
 #include "proto/smb2.h"
+#include "proto/smbd.h"
+#include "transport/transport.h"
+#include "util/list.h"
 
 #define CLI_MAX_CHAIN 8
 #define CLI_TF_ROOM 64			/* room before tx data for a transform */
@@ -25,6 +29,8 @@ struct rdax_cfg {
 	uint16_t min_dialect;
 	uint16_t max_dialect;
 	int timeout_ms;
+	uint32_t rdma_threshold;	/* smaller I/O goes inline */
+	size_t mr_cache_bytes;
 };
 
 struct cli_rsp {
@@ -35,25 +41,68 @@ struct cli_rsp {
 	bool done;
 };
 
-/* One request chain (compound) being built. */
+struct cli_txbuf;
+
+/*
+ * One request chain (compound): built in its own buffer, sent when the
+ * credits allow, completed when every response arrived. A chain run with
+ * cli_chain_run() keeps copies of its responses (rsp[] stays valid until
+ * the next synchronous chain); an async chain handles each response in
+ * on_pdu while it is dispatched and gets on_done at the end.
+ */
 struct cli_chain {
 	int n;
 	size_t off[CLI_MAX_CHAIN];
 	uint16_t charge[CLI_MAX_CHAIN];
 	uint64_t mid[CLI_MAX_CHAIN];
+	struct cli_txbuf *tb;
+	size_t len;
 	/* optional data sent after the last PDU without a copy */
 	const void *tail;
 	size_t tail_len;
 	struct cli_rsp rsp[CLI_MAX_CHAIN];
+	size_t rsp_off[CLI_MAX_CHAIN];
 	/* 3.1.1 preauth hash to extend with the request as sent */
 	uint8_t *preauth;
 	/* sign even if the session does not require it */
 	bool sign;
+	/* async completion; NULL for synchronous chains */
+	void (*on_pdu)(struct cli_chain *ch, int i, const uint8_t *pdu, size_t len);
+	void (*on_done)(struct cli_chain *ch);
+	void *arg;
+	int pending;
+	int err;
+	bool done;
+	struct list_head link;		/* send queue, then in flight */
+};
+
+/* A buffer the application registered with rdax_buf_reg(). */
+struct rdax_buf {
+	struct rdax_buf *next;
+	struct rdax_conn *c;
+	uint8_t *addr;
+	size_t len;
+	struct ibv_mr *mr;
 };
 
 struct rdax_conn {
 	struct rdax_cfg cfg;
-	int fd;
+	int epfd;			/* the connection's event loop */
+	struct xprt *xp;		/* the transport: TCP or SMB-Direct */
+	struct xprt *x;			/* SMB-Direct, or NULL for TCP */
+	bool broken;			/* transport failed: every call fails */
+	struct list_head sendq;		/* chains waiting for credits */
+	struct list_head inflight;
+	int ninflight;
+	struct cli_txbuf *tb_free;
+	int tb_free_count;
+	uint8_t *sync_rsp;		/* responses of the synchronous chain */
+	size_t sync_cap, sync_len;
+	struct rdax_buf *bufs;
+	struct mr_cache *mrc;
+	struct ibv_mw **mw_free;	/* memory windows not bound to an I/O */
+	int nmw_free, mw_cap;
+	bool use_mw;
 	char host[256];
 	unsigned int port;
 	uint16_t dialect;
@@ -74,14 +123,13 @@ struct rdax_conn {
 	bool signing;
 	bool encrypt;
 	bool guest;
-	uint8_t *tx;
-	size_t tx_cap;
-	size_t tx_len;
-	uint8_t *rx[CLI_MAX_CHAIN];
-	size_t rx_cap[CLI_MAX_CHAIN];
 	char errmsg[512];
 	uint32_t last_status;
 	struct rdax_stats stats;
+	uint32_t rdma_max;		/* largest RDMA I/O the server takes */
+	uint32_t inline_max;		/* largest inline I/O over SMB-Direct */
+	uint64_t rdma_bytes;		/* file data moved by RDMA */
+	uint64_t inline_bytes;		/* file data in messages */
 };
 
 struct rdax_tree {
@@ -106,7 +154,7 @@ int cli_status(struct rdax_conn *c, uint32_t status, const char *op,
 	       const char *path);
 
 /* chain building: returns a cursor positioned after the header */
-void cli_chain_init(struct rdax_conn *c, struct cli_chain *ch);
+int cli_chain_init(struct rdax_conn *c, struct cli_chain *ch);
 int cli_chain_add(struct rdax_conn *c, struct cli_chain *ch, uint16_t cmd,
 		  uint32_t tree_id, bool related, uint16_t charge,
 		  size_t body_max, struct wcur *w);
@@ -114,6 +162,36 @@ int cli_chain_add(struct rdax_conn *c, struct cli_chain *ch, uint16_t cmd,
 void cli_chain_end(struct rdax_conn *c, struct cli_chain *ch, struct wcur *w);
 /* send and wait for every response; rsp pointers valid until next call */
 int cli_chain_run(struct rdax_conn *c, struct cli_chain *ch);
+/* queue an async chain (on_done set); it is sent as credits allow */
+int cli_chain_submit(struct rdax_conn *c, struct cli_chain *ch);
+/* run the event loop once: 0, -ETIMEDOUT, or the transport's error */
+int cli_progress(struct rdax_conn *c, int timeout_ms);
+/* set up and tear down the engine around a connected transport */
+int cli_engine_start(struct rdax_conn *c, struct xprt *x);
+void cli_engine_stop(struct rdax_conn *c);
+int cli_check_credits(struct rdax_conn *c, uint32_t need);
+/* drop a chain that was built but will not be submitted */
+void cli_chain_abort(struct rdax_conn *c, struct cli_chain *ch);
+/* fail every chain in flight or queued (the connection is unusable) */
+void cli_engine_stop_inflight(struct rdax_conn *c, int err);
+
+/* The RDMA side of one READ/WRITE. */
+struct cli_rdma {
+	uint32_t channel;		/* 0: the data goes inline */
+	struct smbd_desc desc;
+	struct ibv_mr *cached;		/* MR cache entry to put back */
+	struct ibv_mw *mw;		/* window bound for this I/O */
+};
+
+/*
+ * SMB-Direct I/O: registered memory and one descriptor for buf; sets
+ * r->channel to the channel to use, or 0 when the I/O goes inline.
+ */
+int cli_rdma_prepare(struct rdax_conn *c, void *buf, size_t len, bool server_writes,
+		     struct cli_rdma *r);
+void cli_rdma_finish(struct rdax_conn *c, struct cli_rdma *r);
+/* Largest READ/WRITE the credits, the server and the transport allow. */
+uint32_t cli_io_chunk(struct rdax_conn *c, bool write, size_t want);
 
 /* UTF-8 path "a/b" to UTF-16LE "a\b"; returns bytes or -errno */
 int cli_path16(const char *path, uint8_t *out, size_t cap);

@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "client/client.h"
 #include "crypto/auth.h"
 #include "proto/ntstatus.h"
+#include "transport/smbdirect.h"
 #include "transport/transport.h"
 #include "util/utf16.h"
 
@@ -30,6 +32,8 @@ int rdax_cfg_new(struct rdax_cfg **out)
 	cfg->min_dialect = RDAX_SMB_2_1;
 	cfg->max_dialect = RDAX_SMB_3_1_1;
 	cfg->timeout_ms = 60000;
+	cfg->rdma_threshold = 4096;
+	cfg->mr_cache_bytes = 1ull << 30;
 	*out = cfg;
 	return 0;
 }
@@ -153,6 +157,12 @@ int rdax_cfg_set_timeout(struct rdax_cfg *cfg, int ms)
 	return 0;
 }
 
+int rdax_cfg_set_rdma_threshold(struct rdax_cfg *cfg, uint32_t bytes)
+{
+	cfg->rdma_threshold = bytes;
+	return 0;
+}
+
 /* ---- errors ---- */
 
 /* Where rdax_connect leaves its error, for rdax_errmsg(NULL). */
@@ -208,255 +218,37 @@ int rdax_conn_info(const struct rdax_conn *c, struct rdax_conn_info *info)
 	info->guest = c->guest;
 	info->max_read = c->max_read;
 	info->max_write = c->max_write;
-	snprintf(info->transport, sizeof(info->transport), "tcp");
+	snprintf(info->transport, sizeof(info->transport), "%s",
+		 c->x ? "smbdirect" : "tcp");
 	return 0;
 }
 
 int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st)
 {
+	struct mr_cache_stats ms;
+	struct smbd_info si;
+
 	*st = c->stats;
 	st->credits = c->credits;
+	st->rdma_bytes = c->rdma_bytes;
+	st->inline_bytes = c->inline_bytes;
+	if (c->mrc) {
+		mr_cache_get_stats(c->mrc, &ms);
+		st->mr_cache_hits = ms.hits;
+		st->mr_cache_misses = ms.misses;
+	}
+	if (c->x) {
+		smbd_get_info(c->x, &si);
+		st->smbd_send_credits = si.send_credits;
+	}
 	return 0;
 }
 
 void rdax_conn_stats_reset(struct rdax_conn *c)
 {
 	memset(&c->stats, 0, sizeof(c->stats));
-}
-
-/* ---- request engine ---- */
-
-static int tx_reserve(struct rdax_conn *c, size_t need)
-{
-	size_t cap = c->tx_cap ? c->tx_cap : 16384;
-	uint8_t *p;
-
-	need += CLI_TF_ROOM;
-	if (need <= c->tx_cap)
-		return 0;
-	while (cap < need)
-		cap *= 2;
-	p = realloc(c->tx, cap);
-	if (!p)
-		return -ENOMEM;
-	c->tx = p;
-	c->tx_cap = cap;
-	return 0;
-}
-
-static uint8_t *tx_base(struct rdax_conn *c)
-{
-	return c->tx + CLI_TF_ROOM;
-}
-
-void cli_chain_init(struct rdax_conn *c, struct cli_chain *ch)
-{
-	memset(ch, 0, sizeof(*ch));
-	c->tx_len = 0;
-}
-
-int cli_chain_add(struct rdax_conn *c, struct cli_chain *ch, uint16_t cmd,
-		  uint32_t tree_id, bool related, uint16_t charge,
-		  size_t body_max, struct wcur *w)
-{
-	struct smb2_hdr h = { 0 };
-	size_t off = align8(c->tx_len);
-	int ret;
-
-	if (ch->n >= CLI_MAX_CHAIN)
-		return -E2BIG;
-	ret = tx_reserve(c, off + SMB2_HDR_SIZE + body_max + 8);
-	if (ret)
-		return ret;
-	memset(tx_base(c) + c->tx_len, 0, off - c->tx_len);
-	h.command = cmd;
-	h.credit_charge = charge;
-	h.tree_id = tree_id;
-	h.session_id = c->session_id;
-	h.flags = related ? SMB2_FLAGS_RELATED_OPERATIONS : 0;
-	smb2_hdr_encode(tx_base(c) + off, &h);
-	ch->off[ch->n] = off;
-	ch->charge[ch->n] = charge ? charge : 1;
-	ch->n++;
-	wcur_init(w, tx_base(c) + off, SMB2_HDR_SIZE + body_max);
-	w->off = SMB2_HDR_SIZE;
-	return 0;
-}
-
-void cli_chain_end(struct rdax_conn *c, struct cli_chain *ch, struct wcur *w)
-{
-	c->tx_len = ch->off[ch->n - 1] + w->off;
-}
-
-static bool need_sign(const struct rdax_conn *c, const struct cli_chain *ch)
-{
-	return c->have_key && (c->signing || ch->sign) && !c->encrypt;
-}
-
-static int chain_send(struct rdax_conn *c, struct cli_chain *ch)
-{
-	uint8_t *base = tx_base(c);
-	struct iovec iov[2];
-	uint32_t total = 0;
-	int i, ret, niov = 1;
-	size_t end;
-
-	for (i = 0; i < ch->n; i++)
-		total += ch->charge[i];
-	if (total > c->credits && c->dialect)
-		return cli_err(c, -EAGAIN, "not enough SMB credits (%u held, %u needed)",
-			       c->credits, total);
-	for (i = 0; i < ch->n; i++) {
-		uint8_t *p = base + ch->off[i];
-		uint16_t want = ch->charge[i];
-
-		if (c->credits < CLI_CREDIT_TARGET)
-			want += (uint16_t)(CLI_CREDIT_TARGET - c->credits > 256 ?
-					   256 : CLI_CREDIT_TARGET - c->credits);
-		ch->mid[i] = c->next_mid;
-		c->next_mid += ch->charge[i];
-		c->credits -= c->dialect ? ch->charge[i] : 0;
-		put_le64(p + 24, ch->mid[i]);
-		put_le16(p + 14, want);
-		if (c->dialect <= SMB2_DIALECT_202)
-			put_le16(p + 6, 0);
-		end = i + 1 < ch->n ? ch->off[i + 1] : c->tx_len;
-		put_le32(p + 20, i + 1 < ch->n ? (uint32_t)(end - ch->off[i]) : 0);
-		ch->rsp[i].done = false;
-	}
-	iov[0].iov_base = base;
-	iov[0].iov_len = c->tx_len;
-	if (ch->tail_len && (need_sign(c, ch) || c->encrypt)) {
-		/* signing and encryption need the whole PDU in one buffer */
-		ret = tx_reserve(c, c->tx_len + ch->tail_len);
-		if (ret)
-			return ret;
-		base = tx_base(c);
-		memcpy(base + c->tx_len, ch->tail, ch->tail_len);
-		c->tx_len += ch->tail_len;
-		iov[0].iov_base = base;
-		iov[0].iov_len = c->tx_len;
-	} else if (ch->tail_len) {
-		iov[1].iov_base = (void *)ch->tail;
-		iov[1].iov_len = ch->tail_len;
-		niov = 2;
-	}
-	if (need_sign(c, ch)) {
-		for (i = 0; i < ch->n; i++) {
-			uint8_t *p = base + ch->off[i];
-
-			end = i + 1 < ch->n ? ch->off[i + 1] : c->tx_len;
-			put_le32(p + 16, get_le32(p + 16) | SMB2_FLAGS_SIGNED);
-			ret = smb2_sign_compute(c->sign_alg, c->keys.signing, p,
-						end - ch->off[i], p + 48);
-			if (ret)
-				return cli_err(c, ret, "signing failed");
-		}
-	}
-	if (ch->preauth)
-		crypto_preauth_update(ch->preauth, iov, niov);
-	if (c->encrypt && c->have_key) {
-		ret = smb2_encrypt(c->cipher, c->keys.c2s, c->session_id, iov, 1,
-				   base - SMB2_TRANSFORM_SIZE);
-		if (ret < 0)
-			return cli_err(c, ret, "encryption failed");
-		iov[0].iov_base = base - SMB2_TRANSFORM_SIZE;
-		iov[0].iov_len = (size_t)ret;
-	}
-	ret = tcp_send_msg(c->fd, iov, niov);
-	if (ret)
-		return cli_err(c, ret, "send to %s: %s", c->host, strerror(-ret));
-	c->stats.requests += (uint64_t)ch->n;
-	c->stats.bytes_sent += iov[0].iov_len + (niov > 1 ? iov[1].iov_len : 0);
-	return 0;
-}
-
-/* Match the PDUs of one received message to the chain's requests. */
-static int take_message(struct rdax_conn *c, struct cli_chain *ch,
-			uint8_t *msg, size_t len, bool encrypted, int *pending)
-{
-	size_t off = 0, plen, next;
-	struct smb2_hdr h;
-	int i;
-
-	do {
-		if (smb2_chain_pdu(msg, len, off, &plen, &next) ||
-		    smb2_hdr_decode(msg + off, plen, &h) ||
-		    !(h.flags & SMB2_FLAGS_SERVER_TO_REDIR))
-			return cli_err(c, -EPROTO, "malformed response from %s", c->host);
-		c->credits += h.credits;
-		for (i = 0; i < ch->n; i++)
-			if (!ch->rsp[i].done && ch->mid[i] == h.message_id)
-				break;
-		if (i == ch->n)
-			goto next;	/* not ours (e.g. an oplock break) */
-		if (h.status == STATUS_PENDING && h.flags & SMB2_FLAGS_ASYNC_COMMAND)
-			goto next;	/* interim response: the final one follows */
-		if (!encrypted && c->have_key && h.flags & SMB2_FLAGS_SIGNED &&
-		    smb2_sign_verify(c->sign_alg, c->keys.signing, msg + off, plen))
-			return cli_err(c, -EBADMSG, "bad signature on %s response from %s",
-				       smb2_cmd_name(h.command), c->host);
-		if (!encrypted && c->signing && c->have_key &&
-		    !(h.flags & SMB2_FLAGS_SIGNED) && h.status != STATUS_PENDING)
-			return cli_err(c, -EBADMSG, "unsigned %s response from %s on a signed session",
-				       smb2_cmd_name(h.command), c->host);
-		ch->rsp[i].hdr = h;
-		ch->rsp[i].pdu = msg + off;
-		ch->rsp[i].len = plen;
-		ch->rsp[i].status = h.status;
-		ch->rsp[i].done = true;
-		(*pending)--;
-next:
-		off = next;
-	} while (off);
-	return 0;
-}
-
-int cli_chain_run(struct rdax_conn *c, struct cli_chain *ch)
-{
-	int pending = ch->n, k = 0, ret;
-	uint64_t sid;
-	long n;
-
-	ret = chain_send(c, ch);
-	if (ret)
-		return ret;
-	c->stats.round_trips++;
-	while (pending) {
-		uint8_t *msg;
-		bool enc = false;
-
-		if (k == CLI_MAX_CHAIN)
-			return cli_err(c, -EPROTO, "too many response messages from %s", c->host);
-		n = tcp_recv_msg(c->fd, &c->rx[k], &c->rx_cap[k], CLI_MAX_MSG,
-				 c->cfg.timeout_ms);
-		if (n < 0)
-			return cli_err(c, (int)n, "%s: %s", c->host,
-				       n == -ECONNRESET ? "connection closed by server" :
-				       strerror((int)-n));
-		c->stats.bytes_received += (uint64_t)n + 4;
-		msg = c->rx[k++];
-		if (n >= 4 && get_le32(msg) == SMB2_TRANSFORM_ID) {
-			if (!c->have_key || smb2_transform_session_id(msg, (size_t)n, &sid) ||
-			    sid != c->session_id)
-				return cli_err(c, -EPROTO, "unexpected encrypted message from %s",
-					       c->host);
-			n = smb2_decrypt(c->cipher, c->keys.s2c, msg, (size_t)n,
-					 msg + SMB2_TRANSFORM_SIZE);
-			if (n < 0)
-				return cli_err(c, -EBADMSG, "response from %s failed to decrypt",
-					       c->host);
-			msg += SMB2_TRANSFORM_SIZE;
-			enc = true;
-		} else if (c->encrypt && c->have_key) {
-			return cli_err(c, -EPROTO, "unencrypted response from %s on an encrypted session",
-				       c->host);
-		}
-		ret = take_message(c, ch, msg, (size_t)n, enc, &pending);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	c->rdma_bytes = 0;
+	c->inline_bytes = 0;
 }
 
 int cli_path16(const char *path, uint8_t *out, size_t cap)
@@ -475,6 +267,244 @@ int cli_path16(const char *path, uint8_t *out, size_t cap)
 	while (n >= 2 && out[n - 2] == '\\' && out[n - 1] == 0)
 		n -= 2;
 	return n;
+}
+
+/* ---- SMB-Direct ---- */
+
+#define CLI_MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | \
+		       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND)
+
+static int cli_tcp_connect(struct rdax_conn *c)
+{
+	struct xprt *x;
+	int fd, ret;
+
+	fd = tcp_connect(c->host, c->port, c->cfg.timeout_ms);
+	if (fd < 0)
+		return cli_err(c, fd, "connect to %s:%u: %s", c->host, c->port,
+			       strerror(-fd));
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	ret = tcp_xprt_new(fd, c->epfd, &x);
+	if (ret) {
+		close(fd);
+		return cli_err(c, ret, "connect to %s:%u: %s", c->host, c->port,
+			       strerror(-ret));
+	}
+	x->max_msg = CLI_MAX_MSG;
+	return cli_engine_start(c, x);
+}
+
+static int cli_rdma_connect(struct rdax_conn *c)
+{
+	struct smbd_params prm;
+	struct smbd_info info;
+	int ret;
+
+	smbd_params_default(&prm);
+	ret = smbd_connect(c->host, c->port, &prm, c->cfg.timeout_ms, &c->x);
+	if (ret)
+		return cli_err(c, ret, "SMB-Direct connect to rdma://%s:%u: %s", c->host,
+			       c->port, ret == -ENODEV || ret == -EHOSTUNREACH ?
+			       "no RDMA route to the server" : strerror(-ret));
+	ret = smbd_attach(c->x, c->epfd);
+	if (ret) {
+		smbd_client_destroy(c->x);
+		c->x = NULL;
+		return cli_err(c, ret, "SMB-Direct event loop: %s", strerror(-ret));
+	}
+	cli_engine_start(c, c->x);
+	smbd_get_info(c->x, &info);
+	c->rdma_max = info.max_read_write;
+	/* an inline READ/WRITE and its headers fit one fragmented message */
+	c->inline_max = (info.max_fragmented_send < info.max_fragmented_recv ?
+			 info.max_fragmented_send : info.max_fragmented_recv) - 1024;
+	ret = mr_cache_new(smbd_pd(c->x), c->cfg.mr_cache_bytes, CLI_MR_ACCESS, &c->mrc);
+	if (ret)
+		return cli_err(c, ret, "MR cache: %s", strerror(-ret));
+	/* type 2 windows let the server invalidate exactly one I/O's access */
+	c->use_mw = smbd_mw_supported(c->x);
+	return 0;
+}
+
+static void cli_rdma_teardown(struct rdax_conn *c)
+{
+	struct rdax_buf *b;
+
+	while ((b = c->bufs)) {
+		c->bufs = b->next;
+		ibv_dereg_mr(b->mr);
+		b->c = NULL;
+		b->mr = NULL;
+	}
+	while (c->nmw_free)
+		ibv_dealloc_mw(c->mw_free[--c->nmw_free]);
+	free(c->mw_free);
+	c->mw_free = NULL;
+	mr_cache_free(&c->mrc);
+}
+
+static struct ibv_mw *mw_get(struct rdax_conn *c)
+{
+	if (c->nmw_free)
+		return c->mw_free[--c->nmw_free];
+	return ibv_alloc_mw(smbd_pd(c->x), IBV_MW_TYPE_2);
+}
+
+static void mw_put(struct rdax_conn *c, struct ibv_mw *mw)
+{
+	if (c->nmw_free == c->mw_cap) {
+		int cap = c->mw_cap ? c->mw_cap * 2 : 16;
+		struct ibv_mw **v = realloc(c->mw_free, sizeof(*v) * (size_t)cap);
+
+		if (!v) {
+			ibv_dealloc_mw(mw);
+			return;
+		}
+		c->mw_free = v;
+		c->mw_cap = cap;
+	}
+	c->mw_free[c->nmw_free++] = mw;
+}
+
+uint32_t cli_io_chunk(struct rdax_conn *c, bool write, size_t want)
+{
+	uint64_t by_credits = (uint64_t)(c->credits ? c->credits : 1) * SMB2_CREDIT_UNIT;
+	uint64_t n = want, max = write ? c->max_write : c->max_read;
+
+	if (n > max)
+		n = max;
+	if (c->dialect > SMB2_DIALECT_202 && n > by_credits && !c->ninflight)
+		n = by_credits;
+	if (c->x) {
+		bool rdma = !c->signing && !c->encrypt && n >= c->cfg.rdma_threshold;
+
+		if (rdma && n > c->rdma_max)
+			n = c->rdma_max;
+		if (!rdma && n > c->inline_max)
+			n = c->inline_max;
+	}
+	return (uint32_t)n;
+}
+
+int cli_rdma_prepare(struct rdax_conn *c, void *buf, size_t len, bool server_writes,
+		     struct cli_rdma *r)
+{
+	struct ibv_mr *mr = NULL;
+	struct rdax_buf *b;
+	uint32_t rkey;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (!c->x || c->signing || c->encrypt || len < c->cfg.rdma_threshold)
+		return 0;
+	for (b = c->bufs; b; b = b->next)
+		if ((uint8_t *)buf >= b->addr && (uint8_t *)buf + len <= b->addr + b->len)
+			break;
+	if (b) {
+		mr = b->mr;
+	} else {
+		ret = mr_cache_get(c->mrc, buf, len, &mr, c->errmsg, sizeof(c->errmsg));
+		if (ret)
+			return ret;
+		r->cached = mr;
+	}
+	r->desc.offset = (uintptr_t)buf;
+	r->desc.length = (uint32_t)len;
+	if (!c->use_mw) {
+		r->desc.token = mr->rkey;
+		r->channel = SMB2_CHANNEL_RDMA_V1;
+		return 0;
+	}
+	r->mw = mw_get(c);
+	if (!r->mw) {
+		ret = cli_err(c, -errno, "memory window: %s", strerror(errno));
+		goto out_put;
+	}
+	ret = smbd_mw_bind(c->x, r->mw, mr, buf, len,
+			   server_writes ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ,
+			   &rkey);
+	if (ret) {
+		ibv_dealloc_mw(r->mw);
+		r->mw = NULL;
+		ret = cli_err(c, ret, "memory window bind: %s", strerror(-ret));
+		goto out_put;
+	}
+	r->desc.token = rkey;
+	r->channel = c->dialect >= SMB2_DIALECT_302 ? SMB2_CHANNEL_RDMA_V1_INVALIDATE
+						    : SMB2_CHANNEL_RDMA_V1;
+	return 0;
+out_put:
+	if (r->cached)
+		mr_cache_put(c->mrc, r->cached);
+	r->cached = NULL;
+	return ret;
+}
+
+void cli_rdma_finish(struct rdax_conn *c, struct cli_rdma *r)
+{
+	if (r->mw) {
+		/* a window must be invalid before it is bound again */
+		if (c->x && !c->broken && !smbd_was_invalidated(c->x, r->mw->rkey))
+			smbd_mw_invalidate(c->x, r->mw->rkey);
+		if (c->broken)
+			ibv_dealloc_mw(r->mw);
+		else
+			mw_put(c, r->mw);
+		r->mw = NULL;
+	}
+	if (r->cached)
+		mr_cache_put(c->mrc, r->cached);
+	r->cached = NULL;
+}
+
+int rdax_buf_reg(struct rdax_conn *c, void *addr, size_t len, struct rdax_buf **out)
+{
+	struct rdax_buf *b = calloc(1, sizeof(*b));
+	int ret;
+
+	if (!b)
+		return -ENOMEM;
+	b->c = c;
+	b->addr = addr;
+	b->len = len;
+	if (c->x) {
+		ret = mem_reg(smbd_pd(c->x), addr, len, CLI_MR_ACCESS, &b->mr,
+			      c->errmsg, sizeof(c->errmsg));
+		if (ret) {
+			free(b);
+			return ret;
+		}
+		b->next = c->bufs;
+		c->bufs = b;
+	}
+	*out = b;
+	return 0;
+}
+
+int rdax_buf_dereg(struct rdax_buf **bp)
+{
+	struct rdax_buf *b = *bp, **pp;
+
+	if (!b)
+		return 0;
+	if (b->c && b->mr) {
+		for (pp = &b->c->bufs; *pp; pp = &(*pp)->next) {
+			if (*pp == b) {
+				*pp = b->next;
+				break;
+			}
+		}
+		ibv_dereg_mr(b->mr);
+	}
+	free(b);
+	*bp = NULL;
+	return 0;
+}
+
+void rdax_mem_forget(struct rdax_conn *c, void *addr, size_t len)
+{
+	if (c->mrc)
+		mr_cache_invalidate(c->mrc, addr, len);
 }
 
 /* ---- NEGOTIATE and SESSION_SETUP ---- */
@@ -688,25 +718,33 @@ int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
 	ret = crypto_init();
 	if (ret)
 		return ret;
-	if (cfg->transport != RDAX_TRANSPORT_TCP)
-		return -EPROTONOSUPPORT;
 	if (!cfg->guest && (!cfg->user[0] || !cfg->have_password))
 		return -EINVAL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	c->cfg = *cfg;
-	c->fd = -1;
+	c->epfd = -1;
+	list_init(&c->sendq);
+	list_init(&c->inflight);
 	c->port = port ? port : 445;
 	c->credits = 1;
 	snprintf(c->host, sizeof(c->host), "%s", host);
 	crypto_random(c->client_guid, sizeof(c->client_guid));
-	ret = tcp_connect(host, c->port, cfg->timeout_ms);
-	if (ret < 0) {
-		ret = cli_err(c, ret, "connect to %s:%u: %s", host, c->port, strerror(-ret));
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->epfd < 0) {
+		ret = -errno;
 		goto out_fail;
 	}
-	c->fd = ret;
+	if (cfg->transport == RDAX_TRANSPORT_RDMA) {
+		ret = cli_rdma_connect(c);
+		if (ret)
+			goto out_fail;
+	} else {
+		ret = cli_tcp_connect(c);
+		if (ret)
+			goto out_fail;
+	}
 	ret = negotiate(c, hint, &hint_len);
 	if (ret)
 		goto out_fail;
@@ -729,11 +767,10 @@ void rdax_disconnect(struct rdax_conn **cp)
 	struct rdax_conn *c = *cp;
 	struct cli_chain ch;
 	struct wcur w;
-	int i;
 
 	if (!c)
 		return;
-	if (c->fd >= 0 && c->session_id) {
+	if (c->xp && !c->broken && c->session_id) {
 		cli_chain_init(c, &ch);
 		if (!cli_chain_add(c, &ch, SMB2_LOGOFF, 0, false, 0, 8, &w)) {
 			smb2_simple_encode(&w);
@@ -741,11 +778,8 @@ void rdax_disconnect(struct rdax_conn **cp)
 			cli_chain_run(c, &ch);
 		}
 	}
-	if (c->fd >= 0)
-		close(c->fd);
-	free(c->tx);
-	for (i = 0; i < CLI_MAX_CHAIN; i++)
-		free(c->rx[i]);
+	cli_rdma_teardown(c);
+	cli_engine_stop(c);
 	explicit_bzero(&c->keys, sizeof(c->keys));
 	explicit_bzero(&c->cfg, sizeof(c->cfg));
 	free(c);

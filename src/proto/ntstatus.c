@@ -79,6 +79,7 @@ static const struct status_row rows[] = {
 	ROW(E_SMB_CANCELLED, STATUS_CANCELLED, ECANCELED, "cancelled"),
 	ROW(ECANCELED, STATUS_CANCELLED, ECANCELED, "cancelled"),
 	ROW(E_SMB_BAD_IMPERSONATION, STATUS_BAD_IMPERSONATION_LEVEL, EINVAL, "bad impersonation level"),
+	ROW(E_SMB_INVALID_VIEW_SIZE, STATUS_INVALID_VIEW_SIZE, ENODATA, "invalid view size (range past the end of the file)"),
 	ROW(EFBIG, STATUS_FILE_TOO_LARGE, EFBIG, "file too large"),
 	ROW(EMLINK, STATUS_TOO_MANY_LINKS, EMLINK, "too many links"),
 	ROW(EMFILE, STATUS_TOO_MANY_OPENED_FILES, EMFILE, "too many opened files"),

@@ -721,7 +721,7 @@ void smb2_write_rsp_encode(struct wcur *w, const struct smb2_write_rsp *r)
 	wcur_le32(w, r->remaining);
 	wcur_le16(w, 0);
 	wcur_le16(w, 0);
-	wcur_u8(w, 0);
+	/* 80 bytes, no Buffer byte: what Windows, Samba and ksmbd send */
 }
 
 /* ---- LOCK ---- */

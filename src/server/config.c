@@ -29,6 +29,8 @@ int srv_config_init(struct srv_config *cfg)
 	cfg->max_sessions = 64;
 	cfg->max_opens = 16384;
 	cfg->log_level = LOG_NOTICE;
+	smbd_params_default(&cfg->smbd);
+	cfg->bounce_size = 64u << 20;
 	strcpy(cfg->netbios_name, "RDAX");
 	strcpy(cfg->workgroup, "WORKGROUP");
 	return 0;
@@ -143,6 +145,30 @@ static int parse_bool(const char *v, bool *out)
 		}
 	}
 	return -EINVAL;
+}
+
+/* 123, 64K, 8M, 2G (binary units, as smb.conf and ksmbd take them). */
+static int parse_size(const char *v, uint64_t *out)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || end == v)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': n <<= 10; end++; break;
+	case 'm': case 'M': n <<= 20; end++; break;
+	case 'g': case 'G': n <<= 30; end++; break;
+	default: break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end)
+		return -EINVAL;
+	*out = n;
+	return 0;
 }
 
 static int parse_protocol(const char *v, uint16_t *out)
@@ -319,6 +345,23 @@ static int global_param(struct ini_state *st, const char *name, const char *v)
 			return -EINVAL;
 		if (b)
 			cfg->map_to_guest = true;
+		return 0;
+	}
+	if (!strcasecmp(name, "smbd max io size") || !strcasecmp(name, "rdma bounce size")) {
+		uint64_t n;
+
+		if (parse_size(v, &n))
+			return -EINVAL;
+		if (!strcasecmp(name, "rdma bounce size")) {
+			if (n < (1u << 20) || n > (16ull << 30))
+				return -EINVAL;
+			cfg->bounce_size = (size_t)n;
+		} else {
+			/* ksmbd's clamp: 512 KiB .. 16 MiB */
+			if (n < (512u << 10) || n > (16u << 20))
+				return -EINVAL;
+			cfg->smbd.max_read_write_size = (uint32_t)n;
+		}
 		return 0;
 	}
 	return -ENOENT;

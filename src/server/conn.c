@@ -274,6 +274,12 @@ static bool do_pdu(struct srv_conn *c, struct srv_req *req)
 
 	ret = process_pdu(req);
 	c->stats.requests++;
+	if (ret == SRV_ASYNC) {
+		/* the response (and its credits) goes out on completion */
+		req->no_response = true;
+		req->chain->have_prev = true;
+		return true;
+	}
 	if (ret && !req->keep_body) {
 		req->w.off = SMB2_HDR_SIZE;
 		req->w.err = false;
@@ -376,6 +382,7 @@ static int send_response(struct srv_conn *c, struct srv_rbuf *rb,
 		rb->xb.data = base;
 		rb->xb.len = rb->len;
 	}
+	rb->xb.invalidate = false;
 	return c->x->ops->send(c->x, &rb->xb);
 }
 
@@ -413,6 +420,7 @@ static int process_chain(struct srv_conn *c, const uint8_t *msg, size_t len,
 			.chain = &chain,
 			.rb = rb,
 			.encrypted = enc_sess != NULL,
+			.single = n == 1,
 		};
 
 		smb2_chain_pdu(msg, len, off, &plen, &next);
@@ -498,21 +506,16 @@ int srv_process_msg(void *conn, uint8_t *msg, size_t len)
 	}
 }
 
-int srv_conn_new(struct srv_worker *w, int fd, struct srv_conn **out)
+int srv_conn_attach(struct srv_worker *w, struct xprt *x, struct srv_conn **out)
 {
 	struct srv_conn *c = calloc(1, sizeof(*c));
-	int ret;
 
 	if (!c)
 		return -ENOMEM;
-	ret = tcp_xprt_new(fd, w->epfd, &c->x);
-	if (ret) {
-		free(c);
-		return ret;
-	}
-	c->x->upper = c;
-	c->x->on_msg = srv_process_msg;
-	c->x->max_msg = SRV_MAX_MSG_PREAUTH;
+	c->x = x;
+	x->upper = c;
+	x->on_msg = srv_process_msg;
+	x->max_msg = x->rdma ? x->max_msg : SRV_MAX_MSG_PREAUTH;
 	c->srv = w->srv;
 	c->w = w;
 	c->seq_low = 0;
@@ -520,19 +523,85 @@ int srv_conn_new(struct srv_worker *w, int fd, struct srv_conn **out)
 	list_init(&c->sessions);
 	list_add_tail(&c->worker_link, &w->conns);
 	w->nconns++;
-	pr_info("%s: connected (worker %d)", c->x->peer, w->idx);
+	pr_info("%s: connected (worker %d, %s)", x->peer, w->idx, x->ops->name);
 	*out = c;
 	return 0;
 }
 
+int srv_conn_new(struct srv_worker *w, int fd, struct srv_conn **out)
+{
+	struct xprt *x;
+	int ret;
+
+	ret = tcp_xprt_new(fd, w->epfd, &x);
+	if (ret)
+		return ret;
+	ret = srv_conn_attach(w, x, out);
+	if (ret) {
+		/* the caller closes fd */
+		x->fd = -1;
+		x->ops->destroy(x);
+	}
+	return ret;
+}
+
 void srv_conn_free(struct srv_conn *c)
 {
+	/* RDMA I/O in flight completes (flushed) while opens still exist */
+	c->closing = true;
+	srv_rdma_conn_gone(c);
+	c->x->ops->destroy(c->x);
 	while (!list_empty(&c->sessions))
 		srv_session_free(list_entry(c->sessions.next, struct srv_session,
 					    conn_link));
 	list_del(&c->worker_link);
 	c->w->nconns--;
-	c->x->ops->destroy(c->x);
 	atomic_fetch_sub(&c->srv->nconns, 1);
 	free(c);
+}
+
+int srv_respond_async(struct srv_conn *c, const struct smb2_hdr *req_hdr,
+		      uint64_t sess_id, uint32_t tree_id, bool sign, int err,
+		      void (*body)(struct wcur *w, void *arg), void *arg,
+		      bool invalidate, uint32_t rkey)
+{
+	struct srv_session *s = sign ? srv_session_find(c, sess_id) : NULL;
+	struct smb2_hdr h = *req_hdr;
+	struct srv_rbuf *rb;
+	struct wcur w;
+	uint8_t *p;
+	int ret;
+
+	rb = srv_rbuf_get(c->w, 4096);
+	if (!rb)
+		return -ENOMEM;
+	p = rb_payload(rb);
+	wcur_init(&w, p, rb->cap);
+	w.off = SMB2_HDR_SIZE;
+	if (err)
+		smb2_error_rsp_encode(&w, NULL, 0);
+	else
+		body(&w, arg);
+	h.status = ntstatus_from_err(err);
+	h.credits = credit_grant(c, req_hdr->credits);
+	h.flags = SMB2_FLAGS_SERVER_TO_REDIR | (req_hdr->flags & SMB2_FLAGS_PRIORITY_MASK);
+	h.next_command = 0;
+	h.session_id = sess_id;
+	h.tree_id = tree_id;
+	memset(h.signature, 0, sizeof(h.signature));
+	smb2_hdr_encode(p, &h);
+	rb->len = w.off;
+	if (s && s->have_key) {
+		put_le32(p + 16, get_le32(p + 16) | SMB2_FLAGS_SIGNED);
+		ret = smb2_sign_compute(s->sign_alg, s->keys.signing, p, rb->len, p + 48);
+		if (ret) {
+			srv_rbuf_put(rb);
+			return ret;
+		}
+	}
+	rb->xb.data = p;
+	rb->xb.len = rb->len;
+	rb->xb.invalidate = invalidate;
+	rb->xb.invalidate_rkey = rkey;
+	return c->x->ops->send(c->x, &rb->xb);
 }

@@ -15,8 +15,11 @@
 #include <sys/types.h>
 
 #include "crypto/crypto.h"
+#include "mem/mem.h"
 #include "proto/smb2.h"
+#include "proto/smbd.h"
 #include "store/store.h"
+#include "transport/smbdirect.h"
 #include "transport/transport.h"
 #include "util/list.h"
 
@@ -25,6 +28,10 @@
 #define SRV_FILE_SHARDS 64
 #define SRV_MAX_MSG_PREAUTH (64u * 1024)	/* before a session exists */
 #define SRV_MAX_MSG (SMB2_MAX_IO_SIZE + (1u << 20))
+#define SRV_MAX_DESC 64			/* buffer descriptors per request */
+#define SRV_MAX_SEG 16			/* bounce segments per request */
+#define SRV_MAX_RDEV 4			/* RDMA devices per worker */
+#define SRV_ASYNC 1			/* handler: the response comes later */
 
 enum srv_signing { SRV_SIGN_AUTO, SRV_SIGN_MANDATORY, SRV_SIGN_DISABLED };
 /* off: no cipher; auto: clients may encrypt; desired: ask capable
@@ -70,6 +77,8 @@ struct srv_config {
 	int max_connections;
 	int max_sessions;		/* per connection */
 	int max_opens;			/* per session */
+	struct smbd_params smbd;	/* SMB-Direct sizes and credits */
+	size_t bounce_size;		/* registered pool per device per worker */
 	char netbios_name[16];
 	char workgroup[16];
 	int log_level;
@@ -113,6 +122,9 @@ struct srv_file {
 struct srv_open {
 	struct list_head sess_link;
 	struct srv_open *hnext;		/* hash chain */
+	int refs;			/* RDMA I/O in flight holds the open */
+	bool closed;
+	struct srv_share *share;
 	uint64_t persistent;
 	uint64_t volatile_id;
 	struct srv_session *sess;
@@ -175,6 +187,10 @@ struct srv_conn_stats {
 	uint64_t bytes_read;
 	uint64_t bytes_written;
 	uint64_t errors;
+	uint64_t rdma_reads;		/* SMB2 READs answered by RDMA Write */
+	uint64_t rdma_writes;		/* SMB2 WRITEs fetched by RDMA Read */
+	uint64_t rdma_bytes;
+	uint64_t inline_io_bytes;
 };
 
 struct srv_conn {
@@ -203,6 +219,44 @@ struct srv_conn {
 	struct list_head sessions;
 	int nsessions;
 	struct srv_conn_stats stats;
+	struct srv_rdev *rdev;		/* SMB-Direct device state */
+	int rio_active;			/* RDMA I/O in flight */
+};
+
+/* Per worker and RDMA device: one PD and one registered bounce pool. */
+struct srv_rdev {
+	struct ibv_context *verbs;
+	struct ibv_pd *pd;
+	struct mem_pool *bounce;
+	struct list_head waiters;	/* rios waiting for bounce space */
+};
+
+/* An SMB2 READ or WRITE carried by RDMA, from request to response. */
+struct srv_rio {
+	struct smbd_rw rw;
+	struct list_head wait_link;
+	struct srv_conn *c;
+	struct srv_open *o;
+	struct smb2_hdr hdr;
+	bool write;
+	bool invalidate;
+	bool sign;
+	bool write_through;
+	bool responded;
+	uint64_t offset;
+	uint32_t length;
+	uint32_t done;
+	struct smbd_desc desc[SRV_MAX_DESC];
+	int ndesc;
+	struct mem_seg seg[SRV_MAX_SEG];
+	int nseg;
+	struct smbd_sge sge[SRV_MAX_SEG];
+};
+
+/* A connection handed from the control thread to a worker. */
+struct srv_adopt {
+	int fd;				/* TCP socket, or -1 */
+	struct smbd_pending *pending;	/* SMB-Direct request, or NULL */
 };
 
 struct srv_worker {
@@ -212,12 +266,15 @@ struct srv_worker {
 	int epfd;
 	int efd;			/* doorbell */
 	pthread_mutex_t q_lock;
-	int *q_fds;			/* accepted sockets to adopt */
+	struct srv_adopt *q;		/* connections to adopt */
 	int q_len, q_cap;
 	struct list_head conns;
 	int nconns;
 	struct srv_rbuf *rb_free;
 	int rb_free_count;
+	struct srv_rdev rdev[SRV_MAX_RDEV];
+	int nrdev;
+	atomic_bool dump_stats;		/* SIGUSR1: log counters */
 };
 
 struct srv {
@@ -229,6 +286,8 @@ struct srv {
 	int nworkers;
 	int listen_fds[SRV_MAX_LISTEN];
 	int nlisten_fds;
+	struct smbd_listener *rdma_listen[SRV_MAX_LISTEN];
+	int nrdma_listen;
 	atomic_int nconns;
 	atomic_uint_fast64_t next_session_id;
 	atomic_uint_fast64_t next_volatile;
@@ -244,8 +303,11 @@ void srv_free(struct srv **s);
 /* worker / connection plumbing */
 int srv_worker_start(struct srv *s, struct srv_worker *w, int idx);
 void srv_worker_adopt(struct srv_worker *w, int fd);
+void srv_worker_adopt_rdma(struct srv_worker *w, struct smbd_pending *p);
 void srv_worker_stop(struct srv_worker *w);
 int srv_conn_new(struct srv_worker *w, int fd, struct srv_conn **out);
+int srv_conn_new_rdma(struct srv_worker *w, struct smbd_pending *p,
+		      struct srv_conn **out);
 void srv_conn_free(struct srv_conn *c);
 struct srv_rbuf *srv_rbuf_get(struct srv_worker *w, size_t want);
 int srv_rbuf_reserve(struct srv_rbuf *rb, size_t need);
@@ -290,6 +352,7 @@ struct srv_req {
 	struct srv_session *sign_sess;	/* session for the response signature */
 	uint64_t new_session_id;	/* SESSION_SETUP assigns one */
 	uint32_t new_tree_id;
+	bool single;			/* the only PDU of its message */
 };
 
 /* Make room for n more body bytes; re-points req->w. */
@@ -308,6 +371,20 @@ int smb_close(struct srv_req *req);
 int smb_flush(struct srv_req *req);
 int smb_read(struct srv_req *req);
 int smb_write(struct srv_req *req);
+/* RDMA channel READ/WRITE (smb_rdma.c); SRV_ASYNC or an error. */
+int srv_rdma_read(struct srv_req *req, struct srv_open *o,
+		  const struct smb2_read_req *r);
+int srv_rdma_write(struct srv_req *req, struct srv_open *o,
+		   const struct smb2_write_req *r);
+void srv_rdev_cleanup(struct srv_worker *w);
+void srv_rdma_conn_gone(struct srv_conn *c);
+/* Wrap a connected transport in a connection owned by worker w. */
+int srv_conn_attach(struct srv_worker *w, struct xprt *x, struct srv_conn **out);
+/* Send a response to a request that completed after do_pdu returned. */
+int srv_respond_async(struct srv_conn *c, const struct smb2_hdr *req_hdr,
+		      uint64_t sess_id, uint32_t tree_id, bool sign, int err,
+		      void (*body)(struct wcur *w, void *arg), void *arg,
+		      bool invalidate, uint32_t rkey);
 int smb_lock(struct srv_req *req);
 int smb_ioctl(struct srv_req *req);
 int smb_query_directory(struct srv_req *req);
@@ -327,6 +404,7 @@ void srv_tree_free(struct srv_session *s, struct srv_tree *t);
 struct srv_open *srv_open_find(struct srv_session *s, const struct smb2_fid *fid);
 int srv_open_insert(struct srv_session *s, struct srv_open *o);
 int srv_open_close(struct srv_open *o);
+void srv_open_unref(struct srv_open *o);
 /* Resolve a request FileId (compound-aware) to an open on its tree. */
 int srv_req_open(struct srv_req *req, const struct smb2_fid *fid,
 		 struct srv_open **out);

@@ -422,6 +422,7 @@ int smb_create(struct srv_req *req)
 	}
 	o->fd = fd;
 	o->tree = t;
+	o->share = sh;
 	o->is_dir = is_dir;
 	o->access = access;
 	o->write_through = r.options & FILE_WRITE_THROUGH;
@@ -541,7 +542,9 @@ int smb_read(struct srv_req *req)
 		return -E_SMB_INVALID_DEVICE_REQUEST;
 	if (!(o->access & (FILE_READ_DATA | FILE_EXECUTE)))
 		return -EACCES;
-	if (r.length > SMB2_MAX_IO_SIZE || r.channel != SMB2_CHANNEL_NONE)
+	if (r.channel != SMB2_CHANNEL_NONE)
+		return srv_rdma_read(req, o, &r);
+	if (r.length > SMB2_MAX_IO_SIZE)
 		return -EINVAL;
 	ret = srv_req_room(req, 16 + (size_t)r.length);
 	if (ret)
@@ -581,7 +584,12 @@ int smb_write(struct srv_req *req)
 		return -E_SMB_INVALID_DEVICE_REQUEST;
 	if (!(o->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)))
 		return -EACCES;
-	if (r.length > SMB2_MAX_IO_SIZE || r.channel != SMB2_CHANNEL_NONE)
+	if (r.channel != SMB2_CHANNEL_NONE) {
+		if (r.offset > INT64_MAX || r.remaining > INT64_MAX - r.offset)
+			return -EFBIG;
+		return srv_rdma_write(req, o, &r);
+	}
+	if (r.length > SMB2_MAX_IO_SIZE)
 		return -EINVAL;
 	off = r.offset;
 	if (off == UINT64_MAX) {	/* write at end of file */

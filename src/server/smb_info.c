@@ -28,7 +28,7 @@ static int open_info(struct srv_open *o, struct fscc_info *fi)
 	fi->access = o->access;
 	fi->position = o->position;
 	fi->mode = o->mode;
-	fi->delete_pending = srv_file_delete_pending(o->tree->share, o->file);
+	fi->delete_pending = srv_file_delete_pending(o->share, o->file);
 	return 0;
 }
 
@@ -69,7 +69,7 @@ static int query_file(struct srv_req *req, struct srv_open *o,
 	if (r->info_class == FileAllInformation ||
 	    r->info_class == FileNameInformation ||
 	    r->info_class == FileNormalizedNameInformation) {
-		ret = srv_file_path(o->tree->share, o->file, path, sizeof(path));
+		ret = srv_file_path(o->share, o->file, path, sizeof(path));
 		if (ret)
 			return ret;
 		nlen = srv_path_to_utf16(path, true, name16, sizeof(name16));
@@ -226,7 +226,7 @@ static int set_disposition(struct srv_open *o, bool del)
 		if (!ret)
 			return -ENOTEMPTY;
 	}
-	return srv_file_set_delete(o->tree->share, o->file, del);
+	return srv_file_set_delete(o->share, o->file, del);
 }
 
 static int target_path(const struct smb2_buf *b, char *out, size_t cap)
@@ -245,7 +245,7 @@ static int target_path(const struct smb2_buf *b, char *out, size_t cap)
 
 static int set_rename(struct srv_open *o, const struct smb2_buf *b, bool link)
 {
-	struct srv_share *sh = o->tree->share;
+	struct srv_share *sh = o->share;
 	char to[4096], from[4096];
 	bool replace;
 	int ret;
@@ -462,7 +462,7 @@ int smb_query_directory(struct srv_req *req)
 	if (o->enum_done)
 		return -E_SMB_NO_MORE_FILES;
 	single = r.flags & SMB2_RETURN_SINGLE_ENTRY;
-	ret = srv_file_path(o->tree->share, o->file, path, sizeof(path));
+	ret = srv_file_path(o->share, o->file, path, sizeof(path));
 	if (ret)
 		return ret;
 	at_root = !path[0];

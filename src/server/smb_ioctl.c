@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: MIT
-/* IOCTL: FSCTL_VALIDATE_NEGOTIATE_INFO, FSCTL_QUERY_NETWORK_INTERFACE_INFO. */
+/*
+ * IOCTL: FSCTL_VALIDATE_NEGOTIATE_INFO, FSCTL_QUERY_NETWORK_INTERFACE_INFO,
+ * server-side copy (FSCTL_SRV_REQUEST_RESUME_KEY, FSCTL_SRV_COPYCHUNK[_WRITE]).
+ */
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "crypto/crypto.h"
+#include "proto/fsctl.h"
 #include "proto/ntstatus.h"
 #include "proto/smb2.h"
 #include "server/server.h"
@@ -136,6 +143,209 @@ static int network_interfaces(struct srv_req *req, struct wcur *d)
 	return n ? 0 : -E_SMB_NOT_FOUND;
 }
 
+/* ---- server-side copy [MS-SMB2] 3.3.5.15.5, 3.3.5.15.6 ---- */
+
+/*
+ * A resume key is the open's FileId (volatile, persistent) and 8 bytes
+ * of HMAC-SHA256 over it and the session id under a per-process random
+ * secret: it names an open only for the session that asked for it, and
+ * a made-up or foreign key fails the MAC.
+ */
+static uint8_t resume_secret[32];
+static pthread_once_t resume_once = PTHREAD_ONCE_INIT;
+static int resume_init_err;
+
+static void resume_secret_init(void)
+{
+	resume_init_err = crypto_random(resume_secret, sizeof(resume_secret));
+}
+
+static int resume_mac(const struct srv_session *s, const uint8_t *fid,
+		      uint8_t mac[8])
+{
+	static const char label[] = "rdax resume key";
+	uint8_t sid[8], out[32];
+	struct iovec iov[3] = {
+		{ (void *)label, sizeof(label) },
+		{ sid, sizeof(sid) },
+		{ (void *)fid, 16 },
+	};
+	int ret;
+
+	if (pthread_once(&resume_once, resume_secret_init))
+		return -EIO;
+	if (resume_init_err)
+		return resume_init_err;
+	put_le64(sid, s->id);
+	ret = crypto_hmac_sha256v(resume_secret, sizeof(resume_secret), iov, 3, out);
+	if (ret)
+		return ret;
+	memcpy(mac, out, 8);
+	return 0;
+}
+
+static int request_resume_key(struct srv_open *o, const struct smb2_ioctl_req *r,
+			      struct wcur *d)
+{
+	uint8_t key[FSCTL_RESUME_KEY_LEN];
+	int ret;
+
+	if (r->max_output_response < FSCTL_RESUME_KEY_RSP_MIN)
+		return -EINVAL;
+	put_le64(key, o->volatile_id);
+	put_le64(key + 8, o->persistent);
+	ret = resume_mac(o->sess, key, key + 16);
+	if (ret)
+		return ret;
+	fsctl_resume_key_rsp_encode(d, key, r->max_output_response);
+	return 0;
+}
+
+/* The open a resume key names in this session; -ENOENT otherwise. */
+static int resume_key_open(struct srv_req *req, const uint8_t *key,
+			   struct srv_open **out)
+{
+	struct smb2_fid fid;
+	uint8_t mac[8], diff = 0;
+	int i;
+
+	if (resume_mac(req->sess, key, mac))
+		return -ENOENT;
+	for (i = 0; i < 8; i++)		/* constant time */
+		diff |= mac[i] ^ key[16 + i];
+	if (diff)
+		return -ENOENT;
+	fid.volatile_id = get_le64(key);
+	fid.persistent = get_le64(key + 8);
+	*out = srv_open_find(req->sess, &fid);
+	return *out ? 0 : -ENOENT;
+}
+
+/* Does another open hold a byte-range lock that conflicts? */
+static int range_locked(int fd, uint64_t off, uint64_t len, bool write)
+{
+	struct flock fl = { 0 };
+
+	fl.l_type = write ? F_WRLCK : F_RDLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = (off_t)off;
+	fl.l_len = (off_t)len;
+	if (fcntl(fd, F_OFD_GETLK, &fl))
+		return -errno;
+	return fl.l_type == F_UNLCK ? 0 : -E_SMB_FILE_LOCK_CONFLICT;
+}
+
+/* Check every chunk against the limits before copying anything. */
+static bool chunks_valid(const struct fsctl_copychunk *cc)
+{
+	struct fsctl_chunk ch;
+	uint64_t total = 0;
+	uint32_t i;
+
+	if (cc->count > FSCTL_COPYCHUNK_MAX_CHUNKS)
+		return false;
+	for (i = 0; i < cc->count; i++) {
+		fsctl_copychunk_get(cc, i, &ch);
+		total += ch.len;
+		if (!ch.len || ch.len > FSCTL_COPYCHUNK_MAX_CHUNK_LEN ||
+		    total > FSCTL_COPYCHUNK_MAX_TOTAL || ch.src_off > INT64_MAX ||
+		    (ch.dst_off > INT64_MAX && ch.dst_off != FSCTL_COPYCHUNK_OFF_EOF))
+			return false;
+	}
+	return true;
+}
+
+/* One chunk: source range inside the file, no conflicting locks, copy. */
+static int copy_chunk(struct srv_open *src, struct srv_open *dst,
+		      const struct fsctl_chunk *ch, uint64_t *copied)
+{
+	uint64_t dst_off = ch->dst_off;
+	struct stat st;
+	int ret;
+
+	*copied = 0;
+	if (fstat(src->fd, &st))
+		return -errno;
+	if (ch->src_off > (uint64_t)st.st_size ||
+	    ch->len > (uint64_t)st.st_size - ch->src_off)
+		return -E_SMB_INVALID_VIEW_SIZE;
+	if (dst_off == FSCTL_COPYCHUNK_OFF_EOF) {
+		if (fstat(dst->fd, &st))
+			return -errno;
+		dst_off = (uint64_t)st.st_size;
+	}
+	if (dst_off > (uint64_t)INT64_MAX - ch->len)
+		return -EFBIG;
+	ret = range_locked(src->fd, ch->src_off, ch->len, false);
+	if (!ret)
+		ret = range_locked(dst->fd, dst_off, ch->len, true);
+	if (!ret)
+		ret = store_copy_range(src->fd, ch->src_off, dst->fd, dst_off,
+				       ch->len, copied);
+	if (!ret && *copied < ch->len)
+		ret = -E_SMB_INVALID_VIEW_SIZE;	/* the source shrank */
+	return ret;
+}
+
+/*
+ * [MS-SMB2] 3.3.5.15.6. Errors found while copying and limit violations
+ * still answer with an SRV_COPYCHUNK_RESPONSE: what was done, or the
+ * limits (ChunksWritten = max chunks, ChunkBytesWritten = max chunk
+ * size, TotalBytesWritten = max total).
+ */
+static int copychunk(struct srv_req *req, struct srv_open *dst,
+		     const struct smb2_ioctl_req *r, struct wcur *d)
+{
+	struct fsctl_copychunk_rsp rsp = { 0 };
+	struct fsctl_copychunk cc;
+	struct fsctl_chunk ch;
+	struct srv_open *src = NULL;
+	uint64_t n;
+	uint32_t i;
+	int ret, bad;
+
+	bad = fsctl_copychunk_decode(r->input.p, r->input.len, &cc);
+	if (cc.key && resume_key_open(req, cc.key, &src))
+		return -ENOENT;
+	if (r->max_output_response < FSCTL_COPYCHUNK_RSP_LEN)
+		return -EINVAL;
+	if (bad || !src || !chunks_valid(&cc)) {
+		rsp.chunks_written = FSCTL_COPYCHUNK_MAX_CHUNKS;
+		rsp.chunk_bytes_written = FSCTL_COPYCHUNK_MAX_CHUNK_LEN;
+		rsp.total_bytes_written = FSCTL_COPYCHUNK_MAX_TOTAL;
+		ret = -EINVAL;
+		goto out;
+	}
+	if (!(src->access & (FILE_READ_DATA | FILE_EXECUTE)) ||
+	    !(dst->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) ||
+	    (r->ctl_code == FSCTL_SRV_COPYCHUNK && !(dst->access & FILE_READ_DATA)))
+		return -EACCES;
+	if (src->is_dir || dst->is_dir)
+		return -E_SMB_INVALID_DEVICE_REQUEST;
+	ret = 0;
+	for (i = 0; i < cc.count; i++) {
+		fsctl_copychunk_get(&cc, i, &ch);
+		ret = copy_chunk(src, dst, &ch, &n);
+		rsp.total_bytes_written += (uint32_t)n;
+		if (ret) {
+			rsp.chunk_bytes_written = (uint32_t)n;
+			break;
+		}
+		rsp.chunks_written++;
+	}
+	if (rsp.total_bytes_written && dst->write_through) {
+		int fret = store_flush(dst->fd);
+
+		if (!ret)
+			ret = fret;
+	}
+out:
+	fsctl_copychunk_rsp_encode(d, &rsp);
+	if (ret)
+		req->keep_body = true;
+	return ret;
+}
+
 int smb_ioctl(struct srv_req *req)
 {
 	struct smb2_ioctl_rsp rsp = { 0 };
@@ -188,14 +398,24 @@ int smb_ioctl(struct srv_req *req)
 		break;
 	case FSCTL_PIPE_TRANSCEIVE:
 		return -E_SMB_FILE_CLOSED;
+	case FSCTL_SRV_REQUEST_RESUME_KEY:
+		ret = request_resume_key(o, &r, &d);
+		break;
+	case FSCTL_SRV_COPYCHUNK:
+	case FSCTL_SRV_COPYCHUNK_WRITE:
+		ret = copychunk(req, o, &r, &d);
+		break;
 	default:
 		return -E_SMB_INVALID_DEVICE_REQUEST;
 	}
-	if (ret)
+	/* keep_body: an error status that still carries an output buffer */
+	if (ret && !req->keep_body)
 		return ret;
-	if (d.err)
+	if (d.err) {
+		req->keep_body = false;
 		return -ERANGE;
+	}
 	smb2_ioctl_rsp_encode(&req->w, &rsp, (uint32_t)d.off);
 	req->w.off += d.off;
-	return 0;
+	return ret;
 }

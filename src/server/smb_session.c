@@ -167,6 +167,19 @@ int srv_open_insert(struct srv_session *s, struct srv_open *o)
 	return 0;
 }
 
+/* The last holder is gone: close the file for real. */
+static void open_release(struct srv_open *o)
+{
+	store_dir_close(&o->dir);
+	if (o->fd >= 0)
+		close(o->fd);
+	if (o->file)
+		srv_file_put(o->share, o->file);
+	free(o->pattern);
+	free(o->pending_name);
+	free(o);
+}
+
 int srv_open_close(struct srv_open *o)
 {
 	struct srv_session *s = o->sess;
@@ -180,18 +193,20 @@ int srv_open_close(struct srv_open *o)
 	}
 	list_del(&o->sess_link);
 	s->nopens--;
-	store_dir_close(&o->dir);
-	if (o->fd >= 0)
-		close(o->fd);
-	if (o->file) {
-		if (o->delete_on_close)
-			srv_file_set_delete(o->tree->share, o->file, true);
-		srv_file_put(o->tree->share, o->file);
-	}
-	free(o->pattern);
-	free(o->pending_name);
-	free(o);
+	o->closed = true;
+	o->sess = NULL;
+	o->tree = NULL;
+	if (o->file && o->delete_on_close)
+		srv_file_set_delete(o->share, o->file, true);
+	if (!o->refs)
+		open_release(o);
 	return 0;
+}
+
+void srv_open_unref(struct srv_open *o)
+{
+	if (!--o->refs && o->closed)
+		open_release(o);
 }
 
 int srv_req_open(struct srv_req *req, const struct smb2_fid *fid,

@@ -98,53 +98,79 @@ static void rbuf_pool_free(struct srv_worker *w)
 	w->rb_free_count = 0;
 }
 
-void srv_worker_adopt(struct srv_worker *w, int fd)
+static void worker_enqueue(struct srv_worker *w, struct srv_adopt a)
 {
 	uint64_t one = 1;
-	int *q;
+	struct srv_adopt *q;
 
 	pthread_mutex_lock(&w->q_lock);
 	if (w->q_len == w->q_cap) {
 		int cap = w->q_cap ? w->q_cap * 2 : 16;
 
-		q = realloc(w->q_fds, sizeof(int) * (size_t)cap);
+		q = realloc(w->q, sizeof(*q) * (size_t)cap);
 		if (!q) {
 			pthread_mutex_unlock(&w->q_lock);
-			close(fd);
+			if (a.fd >= 0)
+				close(a.fd);
+			if (a.pending)
+				smbd_pending_reject(a.pending);
+			atomic_fetch_sub(&w->srv->nconns, 1);
 			return;
 		}
-		w->q_fds = q;
+		w->q = q;
 		w->q_cap = cap;
 	}
-	w->q_fds[w->q_len++] = fd;
+	w->q[w->q_len++] = a;
 	pthread_mutex_unlock(&w->q_lock);
 	if (write(w->efd, &one, sizeof(one)) < 0)
 		pr_warn("worker %d doorbell: %s", w->idx, strerror(errno));
 }
 
+void srv_worker_adopt(struct srv_worker *w, int fd)
+{
+	worker_enqueue(w, (struct srv_adopt){ .fd = fd });
+}
+
+void srv_worker_adopt_rdma(struct srv_worker *w, struct smbd_pending *p)
+{
+	worker_enqueue(w, (struct srv_adopt){ .fd = -1, .pending = p });
+}
+
 static void worker_take_new(struct srv_worker *w)
 {
+	struct srv_adopt a[64];
 	struct srv_conn *c;
 	uint64_t v;
-	int i, n, fds[64];
+	int i, n, ret;
 
 	if (read(w->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		pr_warn("worker %d doorbell read: %s", w->idx, strerror(errno));
 	for (;;) {
 		pthread_mutex_lock(&w->q_lock);
 		n = w->q_len < 64 ? w->q_len : 64;
-		memcpy(fds, w->q_fds, sizeof(int) * (size_t)n);
-		memmove(w->q_fds, w->q_fds + n, sizeof(int) * (size_t)(w->q_len - n));
+		memcpy(a, w->q, sizeof(*a) * (size_t)n);
+		memmove(w->q, w->q + n, sizeof(*a) * (size_t)(w->q_len - n));
 		w->q_len -= n;
 		pthread_mutex_unlock(&w->q_lock);
 		if (!n)
 			return;
 		for (i = 0; i < n; i++) {
-			if (atomic_load(&w->srv->stopping) ||
-			    srv_conn_new(w, fds[i], &c)) {
-				close(fds[i]);
-				atomic_fetch_sub(&w->srv->nconns, 1);
+			if (atomic_load(&w->srv->stopping)) {
+				ret = -ESHUTDOWN;
+				if (a[i].fd >= 0)
+					close(a[i].fd);
+				else
+					smbd_pending_reject(a[i].pending);
+			} else if (a[i].fd >= 0) {
+				ret = srv_conn_new(w, a[i].fd, &c);
+				if (ret)
+					close(a[i].fd);
+			} else {
+				/* smbd_accept consumes the pending request */
+				ret = srv_conn_new_rdma(w, a[i].pending, &c);
 			}
+			if (ret)
+				atomic_fetch_sub(&w->srv->nconns, 1);
 		}
 	}
 }
@@ -159,14 +185,81 @@ static void conn_drop(struct srv_conn *c, int err)
 	srv_conn_free(c);
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Keep-alives and timeouts of every connection this worker owns. */
+static void worker_tick(struct srv_worker *w, uint64_t now)
+{
+	struct list_head *pos, *tmp;
+	int ret;
+
+	list_for_each_safe(pos, tmp, &w->conns) {
+		struct srv_conn *c = list_entry(pos, struct srv_conn, worker_link);
+
+		if (!c->x->ops->tick)
+			continue;
+		ret = c->x->ops->tick(c->x, now);
+		if (ret < 0 || c->closing)
+			conn_drop(c, ret < 0 ? ret : -ECONNABORTED);
+	}
+}
+
+/* SIGUSR1: what this worker holds right now, for operators and tests. */
+static void worker_dump(struct srv_worker *w)
+{
+	struct list_head *pos, *tmp, *sp, *st;
+	int rdma = 0, sessions = 0, opens = 0, rio = 0, i;
+	uint64_t rreads = 0, rwrites = 0, rbytes = 0;
+	size_t bfree = 0, btotal = 0;
+
+	list_for_each_safe(pos, tmp, &w->conns) {
+		struct srv_conn *c = list_entry(pos, struct srv_conn, worker_link);
+
+		rdma += c->x->rdma;
+		rio += c->rio_active;
+		rreads += c->stats.rdma_reads;
+		rwrites += c->stats.rdma_writes;
+		rbytes += c->stats.rdma_bytes;
+		list_for_each_safe(sp, st, &c->sessions) {
+			sessions++;
+			opens += list_entry(sp, struct srv_session, conn_link)->nopens;
+		}
+	}
+	for (i = 0; i < w->nrdev; i++) {
+		if (!w->rdev[i].bounce)
+			continue;
+		bfree += mem_pool_free_bytes(w->rdev[i].bounce);
+		btotal += mem_pool_size(w->rdev[i].bounce);
+	}
+	pr_notice("stats worker %d: connections %d (rdma %d) sessions %d opens %d "
+		  "rdma_io %d bounce_free %zu/%zu rdma_reads %llu rdma_writes %llu "
+		  "rdma_bytes %llu", w->idx, w->nconns, rdma, sessions, opens, rio,
+		  bfree, btotal, (unsigned long long)rreads,
+		  (unsigned long long)rwrites, (unsigned long long)rbytes);
+}
+
 static void *worker_main(void *arg)
 {
 	struct srv_worker *w = arg;
 	struct epoll_event ev[64];
 	int i, n, ret;
 
+	uint64_t last_tick = 0;
+
 	while (!atomic_load(&w->srv->stopping)) {
 		n = epoll_wait(w->epfd, ev, 64, 1000);
+		if (now_ms() - last_tick >= 1000) {
+			last_tick = now_ms();
+			worker_tick(w, last_tick);
+		}
+		if (atomic_exchange(&w->dump_stats, false))
+			worker_dump(w);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -174,15 +267,17 @@ static void *worker_main(void *arg)
 			break;
 		}
 		for (i = 0; i < n; i++) {
-			struct xprt *x = ev[i].data.ptr;
+			struct xprt_ev *e = ev[i].data.ptr;
 			struct srv_conn *c;
+			struct xprt *x;
 
-			if (!x) {
+			if (!e) {
 				worker_take_new(w);
 				continue;
 			}
+			x = e->x;
 			c = x->upper;
-			ret = x->ops->handle_events(x, ev[i].events);
+			ret = x->ops->handle_events(x, ev[i].events, e->src);
 			if (ret < 0 || c->closing) {
 				conn_drop(c, ret < 0 ? ret : -ECONNABORTED);
 				/* later events may name the freed xprt */
@@ -238,7 +333,8 @@ void srv_worker_stop(struct srv_worker *w)
 	close(w->efd);
 	close(w->epfd);
 	rbuf_pool_free(w);
-	free(w->q_fds);
+	srv_rdev_cleanup(w);
+	free(w->q);
 }
 
 int srv_new(struct srv_config *cfg, struct srv **out)
@@ -259,6 +355,7 @@ int srv_new(struct srv_config *cfg, struct srv **out)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
 	sigaddset(&mask, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	s = calloc(1, sizeof(*s));
@@ -288,10 +385,17 @@ int srv_new(struct srv_config *cfg, struct srv **out)
 		int fd;
 
 		if (l->rdma) {
-			pr_err("listen rdma://%s:%u: SMB-Direct is not built into this rdaxd",
-			       l->addr, l->port);
-			ret = -EPROTONOSUPPORT;
-			goto out_close;
+			ret = smbd_listen(l->addr, l->port, 512,
+					  &s->rdma_listen[s->nrdma_listen]);
+			if (ret) {
+				pr_err("listen rdma://%s:%u: %s%s", l->addr, l->port,
+				       strerror(-ret), ret == -ENODEV || ret == -EADDRNOTAVAIL ?
+				       " (no RDMA device on that address?)" : "");
+				goto out_close;
+			}
+			s->nrdma_listen++;
+			pr_notice("listening on rdma://%s:%u (SMB-Direct)", l->addr, l->port);
+			continue;
 		}
 		fd = tcp_listen(l->addr, l->port, 512);
 		if (fd < 0) {
@@ -326,10 +430,27 @@ out_free_workers:
 out_close:
 	for (i = 0; i < s->nlisten_fds; i++)
 		close(s->listen_fds[i]);
+	for (i = 0; i < s->nrdma_listen; i++)
+		smbd_listener_close(&s->rdma_listen[i]);
 	passdb_free(&s->passdb);
 out_free:
 	free(s);
 	return ret;
+}
+
+/* An SMB-Direct connection request: hand it to a worker to accept. */
+static void rdma_request(void *arg, struct smbd_pending *p)
+{
+	struct srv *s = arg;
+
+	if (atomic_load(&s->nconns) >= s->cfg->max_connections) {
+		log_ratelimited(LOG_WARN, "refusing %s: max connections (%d) reached",
+				smbd_pending_peer(p), s->cfg->max_connections);
+		smbd_pending_reject(p);
+		return;
+	}
+	atomic_fetch_add(&s->nconns, 1);
+	srv_worker_adopt_rdma(&s->workers[s->rr++ % (unsigned int)s->nworkers], p);
 }
 
 static void srv_accept(struct srv *s, int lfd)
@@ -367,6 +488,7 @@ int srv_run(struct srv *s)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
 	sigaddset(&mask, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -384,6 +506,10 @@ int srv_run(struct srv *s)
 		ev.data.fd = s->listen_fds[i];
 		epoll_ctl(ep, EPOLL_CTL_ADD, s->listen_fds[i], &ev);
 	}
+	for (i = 0; i < s->nrdma_listen; i++) {
+		ev.data.fd = smbd_listener_fd(s->rdma_listen[i]);
+		epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
+	}
 	pr_notice("rdaxd %s ready: %d worker%s, %d share%s", RDAX_VERSION,
 		  s->nworkers, s->nworkers == 1 ? "" : "s", s->cfg->nshares - 1,
 		  s->cfg->nshares == 2 ? "" : "s");
@@ -396,14 +522,33 @@ int srv_run(struct srv *s)
 			break;
 		}
 		for (i = 0; i < n; i++) {
-			if (evs[i].data.fd != sfd) {
-				srv_accept(s, evs[i].data.fd);
+			int k, fd = evs[i].data.fd;
+
+			for (k = 0; k < s->nrdma_listen; k++)
+				if (fd == smbd_listener_fd(s->rdma_listen[k]))
+					break;
+			if (k < s->nrdma_listen) {
+				smbd_listener_process(s->rdma_listen[k], rdma_request, s);
+				continue;
+			}
+			if (fd != sfd) {
+				srv_accept(s, fd);
 				continue;
 			}
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
 					pr_notice("signal %u: shutting down", si.ssi_signo);
 					atomic_store(&s->stopping, true);
+				} else if (si.ssi_signo == SIGUSR1) {
+					uint64_t one = 1;
+					int k;
+
+					pr_notice("stats: %d connections", atomic_load(&s->nconns));
+					for (k = 0; k < s->nworkers; k++) {
+						atomic_store(&s->workers[k].dump_stats, true);
+						if (write(s->workers[k].efd, &one, sizeof(one)) < 0)
+							pr_warn("doorbell: %s", strerror(errno));
+					}
 				} else if (si.ssi_signo == SIGHUP) {
 					pr_notice("SIGHUP: configuration reload is not supported yet");
 				}
@@ -428,6 +573,8 @@ void srv_free(struct srv **sp)
 		return;
 	for (i = 0; i < s->nlisten_fds; i++)
 		close(s->listen_fds[i]);
+	for (i = 0; i < s->nrdma_listen; i++)
+		smbd_listener_close(&s->rdma_listen[i]);
 	passdb_free(&s->passdb);
 	free(s->workers);
 	free(s);

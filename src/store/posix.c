@@ -8,10 +8,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <linux/openat2.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -221,6 +224,55 @@ ssize_t store_pwrite(int fd, const void *buf, size_t len, uint64_t off,
 	return (ssize_t)have;
 }
 
+/* Full vectored transfers: retried until done, EOF or an error. */
+static ssize_t rw_vec(int fd, const struct iovec *iov_in, int n, uint64_t off,
+		      bool write, bool sync)
+{
+	struct iovec iov[64];
+	size_t total = 0, want = 0;
+	ssize_t r;
+	int i = 0;
+
+	if (n > 64)
+		return -EINVAL;
+	memcpy(iov, iov_in, sizeof(*iov) * (size_t)n);
+	for (int k = 0; k < n; k++)
+		want += iov[k].iov_len;
+	while (total < want) {
+		r = write ? pwritev2(fd, iov + i, n - i, (off_t)(off + total),
+				     sync ? RWF_DSYNC : 0)
+			  : preadv(fd, iov + i, n - i, (off_t)(off + total));
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return total ? (ssize_t)total : -errno;
+		}
+		if (r == 0)
+			break;
+		total += (size_t)r;
+		while (i < n && (size_t)r >= iov[i].iov_len) {
+			r -= (ssize_t)iov[i].iov_len;
+			i++;
+		}
+		if (i < n) {
+			iov[i].iov_base = (char *)iov[i].iov_base + r;
+			iov[i].iov_len -= (size_t)r;
+		}
+	}
+	return (ssize_t)total;
+}
+
+ssize_t store_preadv(int fd, const struct iovec *iov, int n, uint64_t off)
+{
+	return rw_vec(fd, iov, n, off, false, false);
+}
+
+ssize_t store_pwritev(int fd, const struct iovec *iov, int n, uint64_t off,
+		      bool sync)
+{
+	return rw_vec(fd, iov, n, off, true, sync);
+}
+
 int store_flush(int fd)
 {
 	return fdatasync(fd) ? -errno : 0;
@@ -257,6 +309,179 @@ int store_set_times(int fd, const struct timespec *atime,
 	};
 
 	return futimens(fd, ts) ? -errno : 0;
+}
+
+/* ---- server-side copy ---- */
+
+#define COPY_BUF (1u << 20)
+
+static pthread_key_t copy_buf_key;
+static pthread_once_t copy_buf_once = PTHREAD_ONCE_INIT;
+static bool copy_buf_key_ok;
+
+static void copy_buf_key_init(void)
+{
+	copy_buf_key_ok = !pthread_key_create(&copy_buf_key, free);
+}
+
+/* The calling thread's bounce buffer, kept for its next copy. */
+static uint8_t *copy_buf(void)
+{
+	uint8_t *b;
+
+	if (pthread_once(&copy_buf_once, copy_buf_key_init) || !copy_buf_key_ok)
+		return NULL;
+	b = pthread_getspecific(copy_buf_key);
+	if (!b) {
+		b = malloc(COPY_BUF);
+		if (b && pthread_setspecific(copy_buf_key, b)) {
+			free(b);
+			b = NULL;
+		}
+	}
+	return b;
+}
+
+static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
+{
+	size_t have = 0;
+	ssize_t n;
+
+	while (have < len) {
+		n = pwrite(fd, buf + have, len - have, (off_t)(off + have));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		have += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * pread/pwrite through the thread's buffer. Backwards (from the end)
+ * when the destination overlaps the tail of the source in one file, so
+ * nothing is overwritten before it is read; *copied then counts only a
+ * completed copy.
+ */
+static int copy_bounce(int src_fd, uint64_t src_off, int dst_fd,
+		       uint64_t dst_off, uint64_t len, bool backwards,
+		       uint64_t *copied)
+{
+	uint8_t *buf = copy_buf();
+	uint64_t done = 0, rel;
+	ssize_t n;
+	size_t want;
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	while (done < len) {
+		want = len - done > COPY_BUF ? COPY_BUF : (size_t)(len - done);
+		rel = backwards ? len - done - want : done;
+		n = store_pread(src_fd, buf, want, src_off + rel);
+		if (n < 0)
+			return (int)n;
+		if (backwards && (size_t)n < want)
+			return -EIO;	/* the source shrank under us */
+		ret = write_all(dst_fd, buf, (size_t)n, dst_off + rel);
+		if (ret)
+			return ret;
+		done += (uint64_t)n;
+		if (!backwards)
+			*copied = done;
+		if ((size_t)n < want)
+			break;		/* end of the source */
+	}
+	*copied = done;
+	return 0;
+}
+
+static bool clone_aligned(uint64_t a, uint64_t b, uint64_t c, blksize_t bs)
+{
+	uint64_t m = bs > 0 ? (uint64_t)bs : 4096;
+
+	return !(a % m) && !(b % m) && !(c % m);
+}
+
+int store_copy_range(int src_fd, uint64_t src_off, int dst_fd,
+		     uint64_t dst_off, uint64_t len, uint64_t *copied)
+{
+	struct file_clone_range fcr;
+	struct stat ss, ds;
+	uint64_t done = 0, more = 0, size;
+	loff_t so, dof;
+	ssize_t n;
+	int ret;
+
+	*copied = 0;
+	if (!len)
+		return 0;
+	if (src_off > INT64_MAX || len > INT64_MAX - src_off)
+		return -EINVAL;
+	if (dst_off > INT64_MAX || len > INT64_MAX - dst_off)
+		return -EFBIG;
+	if (fstat(src_fd, &ss) || fstat(dst_fd, &ds))
+		return -errno;
+	size = (uint64_t)ss.st_size;
+	if (ss.st_dev == ds.st_dev && ss.st_ino == ds.st_ino &&
+	    src_off < dst_off + len && dst_off < src_off + len) {
+		/* one file, overlapping ranges: memmove semantics */
+		if (src_off >= size)
+			return 0;
+		if (len > size - src_off)
+			len = size - src_off;
+		if (src_off == dst_off) {
+			*copied = len;
+			return 0;
+		}
+		return copy_bounce(src_fd, src_off, dst_fd, dst_off, len,
+				   dst_off > src_off, copied);
+	}
+
+	/* shared extents: no data moves at all */
+	if (clone_aligned(src_off, dst_off, len, ds.st_blksize) &&
+	    src_off + len <= size) {
+		fcr.src_fd = src_fd;
+		fcr.src_offset = src_off;
+		fcr.src_length = len;
+		fcr.dest_offset = dst_off;
+		if (!ioctl(dst_fd, FICLONERANGE, &fcr)) {
+			*copied = len;
+			return 0;
+		}
+		/* EOPNOTSUPP, EXDEV, EINVAL...: copy instead */
+	}
+
+	/* in-kernel copy (may itself reflink, e.g. on NFS or XFS) */
+	while (done < len) {
+		so = (loff_t)(src_off + done);
+		dof = (loff_t)(dst_off + done);
+		n = copy_file_range(src_fd, &so, dst_fd, &dof, len - done, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP ||
+			    errno == ENOSYS || errno == EBADF)
+				break;	/* not between these files: bounce */
+			*copied = done;
+			return -errno;
+		}
+		if (n == 0) {		/* end of the source */
+			*copied = done;
+			return 0;
+		}
+		done += (uint64_t)n;
+	}
+	if (done < len) {
+		ret = copy_bounce(src_fd, src_off + done, dst_fd, dst_off + done,
+				  len - done, false, &more);
+		*copied = done + more;
+		return ret;
+	}
+	*copied = done;
+	return 0;
 }
 
 struct store_dir {

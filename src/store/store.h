@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 struct store_root {
 	int fd;				/* O_PATH|O_DIRECTORY of the root */
@@ -38,11 +39,27 @@ int store_statvfs(const struct store_root *r, struct statvfs *sv);
 ssize_t store_pread(int fd, void *buf, size_t len, uint64_t off);
 ssize_t store_pwrite(int fd, const void *buf, size_t len, uint64_t off,
 		     bool sync);
+ssize_t store_preadv(int fd, const struct iovec *iov, int n, uint64_t off);
+ssize_t store_pwritev(int fd, const struct iovec *iov, int n, uint64_t off,
+		      bool sync);
 int store_flush(int fd);
 int store_truncate(int fd, uint64_t size);
 int store_allocate(int fd, uint64_t size);
 int store_set_times(int fd, const struct timespec *atime,
 		    const struct timespec *mtime);
+
+/*
+ * Copy len bytes between two open files inside the server (server-side
+ * copy): a reflink (FICLONERANGE) when the range is block-aligned and
+ * the file system shares extents, else copy_file_range(2), else a
+ * pread/pwrite loop through a per-thread buffer. Overlapping ranges of
+ * one file are copied as memmove would. *copied is what landed in the
+ * destination; it is short without an error only at the source's end.
+ * Hook: a DAX store copies between its two mappings with pmem2_memcpy
+ * (non-temporal, then drain) here instead.
+ */
+int store_copy_range(int src_fd, uint64_t src_off, int dst_fd,
+		     uint64_t dst_off, uint64_t len, uint64_t *copied);
 
 /* Directory enumeration on an open directory fd. */
 struct store_dir;

@@ -28,6 +28,7 @@
 
 struct tcp_xprt {
 	struct xprt x;
+	struct xprt_ev ev_ref;
 	uint8_t hdr[TCP_FRAME];
 	size_t hdr_have;
 	uint8_t *rx;
@@ -41,7 +42,7 @@ struct tcp_xprt {
 
 static int tcp_set_events(struct tcp_xprt *t)
 {
-	struct epoll_event ev = { .data.ptr = &t->x };
+	struct epoll_event ev = { .data.ptr = &t->ev_ref };
 	uint32_t want = 0;
 
 	if (!t->x.rx_paused)
@@ -66,10 +67,21 @@ static int tcp_flush(struct tcp_xprt *t)
 
 	while (t->tx_head) {
 		cnt = 0;
-		for (b = t->tx_head; b && cnt < 64; b = b->next) {
-			iov[cnt].iov_base = b->data - TCP_FRAME + b->off;
-			iov[cnt].iov_len = b->len + TCP_FRAME - b->off;
-			cnt++;
+		for (b = t->tx_head; b && cnt < 63; b = b->next) {
+			size_t head = b->len + TCP_FRAME;
+
+			if (b->off < head) {
+				iov[cnt].iov_base = b->data - TCP_FRAME + b->off;
+				iov[cnt].iov_len = head - b->off;
+				cnt++;
+			}
+			if (b->tail_len) {
+				size_t t0 = b->off > head ? b->off - head : 0;
+
+				iov[cnt].iov_base = (void *)(b->tail + t0);
+				iov[cnt].iov_len = b->tail_len - t0;
+				cnt++;
+			}
 		}
 		n = writev(t->x.fd, iov, cnt);
 		if (n < 0) {
@@ -83,7 +95,7 @@ static int tcp_flush(struct tcp_xprt *t)
 		t->tx_queued -= (size_t)n;
 		while (n > 0) {
 			b = t->tx_head;
-			size_t left = b->len + TCP_FRAME - b->off;
+			size_t left = b->len + TCP_FRAME + b->tail_len - b->off;
 
 			if ((size_t)n < left) {
 				b->off += (size_t)n;
@@ -108,11 +120,11 @@ static int tcp_send(struct xprt *x, struct xbuf *b)
 	struct tcp_xprt *t = (struct tcp_xprt *)x;
 	uint8_t *h = b->data - TCP_FRAME;
 
-	if (x->dead || b->len > 0xFFFFFF) {
+	if (x->dead || b->len + b->tail_len > 0xFFFFFF) {
 		b->release(b);
 		return x->dead ? -ENOTCONN : -EMSGSIZE;
 	}
-	put_be32(h, (uint32_t)b->len);	/* top byte is the zero type */
+	put_be32(h, (uint32_t)(b->len + b->tail_len));	/* top byte: type 0 */
 	b->off = 0;
 	b->next = NULL;
 	if (t->tx_tail)
@@ -120,7 +132,7 @@ static int tcp_send(struct xprt *x, struct xbuf *b)
 	else
 		t->tx_head = b;
 	t->tx_tail = b;
-	t->tx_queued += b->len + TCP_FRAME;
+	t->tx_queued += b->len + b->tail_len + TCP_FRAME;
 	if (t->tx_queued > TCP_TX_HIGH_WATER)
 		x->rx_paused = true;
 	return tcp_flush(t);
@@ -193,7 +205,7 @@ out_err:
 	return -errno;
 }
 
-static int tcp_handle_events(struct xprt *x, uint32_t events)
+static int tcp_handle_events(struct xprt *x, uint32_t events, int src)
 {
 	struct tcp_xprt *t = (struct tcp_xprt *)x;
 	size_t budget = TCP_RX_BUDGET;
@@ -271,9 +283,10 @@ int tcp_xprt_new(int fd, int epfd, struct xprt **out)
 	t->x.max_msg = 0xFFFFFF;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	tcp_peer_name(fd, t->x.peer, sizeof(t->x.peer));
+	t->ev_ref.x = &t->x;
 	if (epfd >= 0) {
 		ev.events = EPOLLIN | EPOLLRDHUP;
-		ev.data.ptr = &t->x;
+		ev.data.ptr = &t->ev_ref;
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)) {
 			int ret = -errno;
 

@@ -28,6 +28,12 @@ struct xbuf {
 	size_t off;			/* transport progress */
 	void (*release)(struct xbuf *b);
 	void *owner;
+	/* SMB-Direct: send the last fragment with Send-With-Invalidate */
+	bool invalidate;
+	uint32_t invalidate_rkey;
+	/* optional second segment, sent after data without a copy */
+	const uint8_t *tail;
+	size_t tail_len;
 };
 
 struct xprt;
@@ -37,12 +43,23 @@ struct xprt_stats {
 	uint64_t bytes_in, bytes_out;
 };
 
+/*
+ * What a worker's epoll entry points to: one transport may own several
+ * descriptors (SMB-Direct: the CM channel and the completion channel).
+ */
+struct xprt_ev {
+	struct xprt *x;
+	int src;
+};
+
 struct xprt_ops {
 	const char *name;
 	/* Queue one message; takes ownership of b. */
 	int (*send)(struct xprt *x, struct xbuf *b);
-	/* React to epoll events; delivers complete messages to on_msg. */
-	int (*handle_events)(struct xprt *x, uint32_t events);
+	/* React to epoll events on source src; delivers messages to on_msg. */
+	int (*handle_events)(struct xprt *x, uint32_t events, int src);
+	/* Called about once a second (keep-alive); may be NULL. */
+	int (*tick)(struct xprt *x, uint64_t now_ms);
 	/* Bytes queued but not yet on the wire. */
 	size_t (*queued)(const struct xprt *x);
 	void (*destroy)(struct xprt *x);
@@ -63,6 +80,7 @@ struct xprt {
 	bool dead;
 	char peer[64];			/* "addr:port" for logs */
 	struct xprt_stats stats;
+	bool rdma;			/* SMB-Direct: RDMA read/write available */
 };
 
 /* ---- Direct TCP ([MS-SMB2] 2.1) ---- */

@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: MIT
+/*
+ * librdax file copy. Server-side ([MS-SMB2] 3.2.4.20.2): the source's
+ * resume key (FSCTL_SRV_REQUEST_RESUME_KEY), then FSCTL_SRV_COPYCHUNK_WRITE
+ * requests of up to 16 MiB on the destination, so the data never crosses
+ * the network. Servers without it get the data read and written through
+ * the client instead.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "client/client.h"
+#include "proto/fsctl.h"
+#include "proto/ntstatus.h"
+
+#define CLIENT_BUF (8u << 20)
+#define LIMIT_RETRIES 3
+#define PATH16_MAX 2048
+
+struct copy_ctx {
+	struct rdax_file *src;
+	struct rdax_file *dst;
+	unsigned int flags;
+	uint8_t key[FSCTL_RESUME_KEY_LEN];
+	uint32_t ctl;			/* FSCTL_SRV_COPYCHUNK[_WRITE] */
+	uint32_t max_chunks;		/* what the server accepts */
+	uint32_t max_chunk_len;
+	uint32_t max_total;
+	bool truncate;			/* dst to be cut to 0 before data lands */
+	uint32_t key_status;		/* why the server gave no resume key */
+	uint64_t base;			/* bytes done before this call, for progress */
+	uint64_t total;
+	int (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *arg;
+};
+
+static const struct smb2_fid related_fid = { SMB2_FID_COMPOUND, SMB2_FID_COMPOUND };
+
+static void ctx_init(struct copy_ctx *x, struct rdax_file *src, struct rdax_file *dst,
+		     unsigned int flags)
+{
+	memset(x, 0, sizeof(*x));
+	x->src = src;
+	x->dst = dst;
+	x->flags = flags;
+	x->ctl = FSCTL_SRV_COPYCHUNK_WRITE;
+	x->max_chunks = FSCTL_COPYCHUNK_MAX_CHUNKS;
+	x->max_chunk_len = FSCTL_COPYCHUNK_MAX_CHUNK_LEN;
+	x->max_total = FSCTL_COPYCHUNK_MAX_TOTAL;
+}
+
+/* Statuses of a server that does not do server-side copy. */
+static bool not_supported(uint32_t status)
+{
+	return status == STATUS_NOT_SUPPORTED ||
+	       status == STATUS_INVALID_DEVICE_REQUEST ||
+	       status == STATUS_NOT_IMPLEMENTED;
+}
+
+static int report(struct copy_ctx *x, uint64_t done)
+{
+	if (x->progress && x->progress(x->arg, x->base + done, x->total))
+		return cli_err(x->dst->t->c, -ECANCELED, "copy to %s cancelled",
+			       x->dst->path);
+	return 0;
+}
+
+/* ---- PDUs ---- */
+
+static int add_ioctl(struct rdax_tree *t, struct cli_chain *ch,
+		     const struct smb2_fid *fid, uint32_t ctl, const void *in,
+		     uint32_t in_len, uint32_t max_out)
+{
+	struct smb2_ioctl_req r = {
+		.ctl_code = ctl,
+		.fid = *fid,
+		.input = { in, in_len },
+		.max_output_response = max_out,
+		.flags = SMB2_0_IOCTL_IS_FSCTL,
+	};
+	struct wcur w;
+	int ret;
+
+	ret = cli_chain_add(t->c, ch, SMB2_IOCTL, t->id, false,
+			    smb2_credit_charge_for(in_len > max_out ? in_len : max_out),
+			    56 + (size_t)in_len, &w);
+	if (ret)
+		return ret;
+	smb2_ioctl_req_encode(&w, &r);
+	cli_chain_end(t->c, ch, &w);
+	return 0;
+}
+
+static int add_create(struct rdax_tree *t, struct cli_chain *ch, const char *path,
+		      uint32_t access, uint32_t disposition)
+{
+	struct smb2_create_req r = { 0 };
+	uint8_t name[PATH16_MAX];
+	struct wcur w;
+	int n, ret;
+
+	n = cli_path16(path, name, sizeof(name));
+	if (n < 0)
+		return cli_err(t->c, n == -E2BIG ? -ENAMETOOLONG : n, "invalid path %s", path);
+	r.impersonation = 2;
+	r.desired_access = access;
+	r.file_attributes = FILE_ATTRIBUTE_ARCHIVE;
+	r.share_access = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+	r.disposition = disposition;
+	r.options = FILE_NON_DIRECTORY_FILE;
+	r.name.p = name;
+	r.name.len = (uint32_t)n;
+	ret = cli_chain_add(t->c, ch, SMB2_CREATE, t->id, false, 0, 64 + (size_t)n, &w);
+	if (ret)
+		return ret;
+	smb2_create_req_encode(&w, &r);
+	cli_chain_end(t->c, ch, &w);
+	return 0;
+}
+
+static int add_query_id(struct rdax_tree *t, struct cli_chain *ch)
+{
+	struct smb2_query_info_req r = {
+		.info_type = SMB2_0_INFO_FILE,
+		.info_class = FileInternalInformation,
+		.output_len = 8,
+		.fid = related_fid,
+	};
+	struct wcur w;
+	int ret;
+
+	ret = cli_chain_add(t->c, ch, SMB2_QUERY_INFO, t->id, true, 0, 48, &w);
+	if (ret)
+		return ret;
+	smb2_query_info_req_encode(&w, &r);
+	cli_chain_end(t->c, ch, &w);
+	return 0;
+}
+
+static int add_close(struct rdax_tree *t, struct cli_chain *ch,
+		     const struct smb2_fid *fid)
+{
+	struct smb2_close_req r = { .fid = *fid };
+	struct wcur w;
+	int ret;
+
+	ret = cli_chain_add(t->c, ch, SMB2_CLOSE, t->id, false, 0, 24, &w);
+	if (ret)
+		return ret;
+	smb2_close_req_encode(&w, &r);
+	cli_chain_end(t->c, ch, &w);
+	return 0;
+}
+
+/* The output buffer of an IOCTL response, error responses included. */
+static bool ioctl_output(const struct cli_rsp *rsp, struct smb2_buf *out)
+{
+	struct smb2_ioctl_rsp r;
+
+	if (smb2_ioctl_rsp_decode(rsp->pdu, rsp->len, &r))
+		return false;
+	*out = r.output;
+	return true;
+}
+
+/*
+ * The source's resume key; with x->truncate also cuts the destination to
+ * zero in the same round trip. -EOPNOTSUPP when the server gives no key
+ * (not supported, or any other refusal: the client path still works).
+ * Not compounded with the CREATE: Samba answers a related resume key
+ * request (FileId all ones) with STATUS_INTERNAL_ERROR.
+ */
+static int request_resume_key(struct copy_ctx *x)
+{
+	struct rdax_tree *t = x->src->t;
+	struct rdax_conn *c = t->c;
+	struct smb2_buf out;
+	struct cli_chain ch;
+	uint8_t eof[8] = { 0 };
+	struct smb2_set_info_req si = {
+		.info_type = SMB2_0_INFO_FILE,
+		.info_class = FileEndOfFileInformation,
+		.data = { eof, 8 },
+		.fid = x->dst->fid,
+	};
+	struct wcur w;
+	int ret;
+
+	cli_chain_init(c, &ch);
+	ret = add_ioctl(t, &ch, &x->src->fid, FSCTL_SRV_REQUEST_RESUME_KEY,
+			NULL, 0, FSCTL_RESUME_KEY_RSP_LEN);
+	if (!ret && x->truncate) {
+		ret = cli_chain_add(c, &ch, SMB2_SET_INFO, x->dst->t->id, false, 0,
+				    40 + 8, &w);
+		if (!ret) {
+			smb2_set_info_req_encode(&w, &si);
+			cli_chain_end(c, &ch, &w);
+		}
+	}
+	if (!ret)
+		ret = cli_chain_run(c, &ch);
+	if (ret)
+		return ret;
+	if (x->truncate) {
+		if (ch.rsp[1].status)
+			return cli_status(c, ch.rsp[1].status, "truncate", x->dst->path);
+		x->truncate = false;
+	}
+	if (ch.rsp[0].status) {
+		x->key_status = ch.rsp[0].status;
+		return -EOPNOTSUPP;
+	}
+	if (!ioctl_output(&ch.rsp[0], &out) ||
+	    fsctl_resume_key_rsp_decode(out.p, out.len, x->key))
+		return cli_err(c, -EPROTO, "malformed resume key response from %s",
+			       c->host);
+	return 0;
+}
+
+/* ---- server-side ---- */
+
+/* The server answered INVALID_PARAMETER with its limits: adopt smaller ones. */
+static bool adopt_limits(struct copy_ctx *x, const struct fsctl_copychunk_rsp *l)
+{
+	bool changed = false;
+
+	if (l->chunks_written && l->chunks_written < x->max_chunks) {
+		x->max_chunks = l->chunks_written;
+		changed = true;
+	}
+	if (l->chunk_bytes_written && l->chunk_bytes_written < x->max_chunk_len) {
+		x->max_chunk_len = l->chunk_bytes_written;
+		changed = true;
+	}
+	if (l->total_bytes_written && l->total_bytes_written < x->max_total) {
+		x->max_total = l->total_bytes_written;
+		changed = true;
+	}
+	return changed;
+}
+
+/* Chunks for the next request; returns how many, total in *want. */
+static uint32_t plan_chunks(const struct copy_ctx *x, struct fsctl_chunk *chunks,
+			    uint64_t src_off, uint64_t dst_off, uint64_t left,
+			    uint64_t *want)
+{
+	uint64_t off = 0, cap = left < x->max_total ? left : x->max_total;
+	uint32_t n = 0, l;
+
+	while (off < cap && n < x->max_chunks) {
+		l = cap - off < x->max_chunk_len ? (uint32_t)(cap - off) : x->max_chunk_len;
+		chunks[n].src_off = src_off + off;
+		chunks[n].dst_off = dst_off + off;
+		chunks[n].len = l;
+		off += l;
+		n++;
+	}
+	*want = off;
+	return n;
+}
+
+/*
+ * COPYCHUNK requests until len bytes are copied or the source ends.
+ * -EOPNOTSUPP (message unset) when the server has no server-side copy.
+ */
+static int copy_server(struct copy_ctx *x, uint64_t src_off, uint64_t dst_off,
+		       uint64_t len, uint64_t *done)
+{
+	struct fsctl_chunk chunks[FSCTL_COPYCHUNK_MAX_CHUNKS];
+	uint8_t in[FSCTL_COPYCHUNK_HDR_LEN +
+		   FSCTL_COPYCHUNK_MAX_CHUNKS * FSCTL_COPYCHUNK_CHUNK_LEN];
+	struct rdax_tree *t = x->dst->t;
+	struct rdax_conn *c = t->c;
+	struct fsctl_copychunk_rsp r;
+	const struct cli_rsp *rsp;
+	struct smb2_buf out;
+	struct cli_chain ch;
+	int ret, retries = 0;
+	uint64_t want;
+	uint32_t n;
+	struct wcur w;
+	bool body;
+
+	while (*done < len) {
+		n = plan_chunks(x, chunks, src_off + *done, dst_off + *done,
+				len - *done, &want);
+		wcur_init(&w, in, sizeof(in));
+		fsctl_copychunk_encode(&w, x->key, chunks, n);
+		cli_chain_init(c, &ch);
+		ret = add_ioctl(t, &ch, &x->dst->fid, x->ctl, in,
+				(uint32_t)w.off, FSCTL_COPYCHUNK_RSP_LEN);
+		if (!ret)
+			ret = cli_chain_run(c, &ch);
+		if (ret)
+			return ret;
+		rsp = &ch.rsp[0];
+		body = ioctl_output(rsp, &out) &&
+		       !fsctl_copychunk_rsp_decode(out.p, out.len, &r);
+		if (rsp->status == STATUS_SUCCESS) {
+			if (!body || r.total_bytes_written > want)
+				return cli_err(c, -EPROTO, "malformed COPYCHUNK response from %s",
+					       c->host);
+			*done += r.total_bytes_written;
+			ret = report(x, *done);
+			if (ret)
+				return ret;
+			if (r.total_bytes_written < want)
+				return 0;	/* the source ended */
+			retries = 0;
+			continue;
+		}
+		if (rsp->status == STATUS_INVALID_PARAMETER && body &&
+		    retries++ < LIMIT_RETRIES && adopt_limits(x, &r))
+			continue;
+		if (not_supported(rsp->status) && x->ctl == FSCTL_SRV_COPYCHUNK_WRITE) {
+			/* before SMB 3 (Windows 7): plain COPYCHUNK only */
+			x->ctl = FSCTL_SRV_COPYCHUNK;
+			continue;
+		}
+		if (not_supported(rsp->status))
+			return -EOPNOTSUPP;
+		if (body && rsp->status != STATUS_INVALID_PARAMETER &&
+		    r.total_bytes_written <= want)
+			*done += r.total_bytes_written;
+		return cli_status(c, rsp->status, "server-side copy to", x->dst->path);
+	}
+	return 0;
+}
+
+/* ---- through the client ---- */
+
+static int copy_client(struct copy_ctx *x, uint64_t src_off, uint64_t dst_off,
+		       uint64_t len, uint64_t *done)
+{
+	size_t cap = len - *done < CLIENT_BUF ? (size_t)(len - *done) : CLIENT_BUF;
+	uint8_t *buf;
+	ssize_t n, w;
+	int ret = 0;
+
+	if (x->truncate) {
+		ret = rdax_ftruncate(x->dst, 0);
+		if (ret)
+			return ret;
+		x->truncate = false;
+	}
+	if (*done >= len)
+		return 0;
+	buf = malloc(cap ? cap : 1);
+	if (!buf)
+		return -ENOMEM;
+	while (*done < len) {
+		size_t want = len - *done < cap ? (size_t)(len - *done) : cap;
+
+		n = rdax_pread(x->src, buf, want, src_off + *done);
+		if (n <= 0) {
+			ret = (int)n;	/* 0: the source ended */
+			break;
+		}
+		w = rdax_pwrite(x->dst, buf, (size_t)n, dst_off + *done);
+		if (w < 0) {
+			ret = (int)w;
+			break;
+		}
+		*done += (uint64_t)w;
+		if (w < n) {
+			ret = cli_err(x->dst->t->c, -EIO, "short write to %s", x->dst->path);
+			break;
+		}
+		ret = report(x, *done);
+		if (ret)
+			break;
+	}
+	free(buf);
+	return ret;
+}
+
+/* Server-side when possible and allowed, else (or for the rest) client. */
+static int copy_run(struct copy_ctx *x, bool have_key, uint64_t src_off,
+		    uint64_t dst_off, uint64_t len, uint64_t *done)
+{
+	struct rdax_conn *c = x->dst->t->c;
+	int ret = -EOPNOTSUPP;
+
+	if (!len)
+		return 0;
+	if (have_key)
+		ret = copy_server(x, src_off, dst_off, len, done);
+	if (ret != -EOPNOTSUPP)
+		return ret;
+	if ((x->flags & RDAX_COPY_SERVER_ONLY) && x->key_status)
+		return cli_err(c, -EOPNOTSUPP, "%s: no server-side copy on %s: resume key refused with %s",
+			       x->dst->path, c->host, rdax_status_str(x->key_status));
+	if (x->flags & RDAX_COPY_SERVER_ONLY)
+		return cli_err(c, -EOPNOTSUPP, "%s: server-side copy not supported by %s",
+			       x->dst->path, c->host);
+	return copy_client(x, src_off, dst_off, len, done);
+}
+
+/* ---- public API ---- */
+
+int64_t rdax_copy_range(struct rdax_file *src, uint64_t src_off,
+			struct rdax_file *dst, uint64_t dst_off, uint64_t len,
+			unsigned int flags)
+{
+	struct copy_ctx x;
+	uint64_t done = 0;
+	bool have_key = false;
+	int ret;
+
+	if ((flags & RDAX_COPY_CLIENT) && (flags & RDAX_COPY_SERVER_ONLY))
+		return cli_err(dst->t->c, -EINVAL, "RDAX_COPY_CLIENT and RDAX_COPY_SERVER_ONLY conflict");
+	ctx_init(&x, src, dst, flags);
+	if (src->t->c != dst->t->c) {
+		if (flags & RDAX_COPY_SERVER_ONLY)
+			return cli_err(dst->t->c, -EXDEV,
+				       "server-side copy needs both files on one connection");
+	} else if (!(flags & RDAX_COPY_CLIENT) && len) {
+		ret = request_resume_key(&x);
+		if (ret && ret != -EOPNOTSUPP)
+			return ret;
+		have_key = !ret;
+	}
+	ret = copy_run(&x, have_key, src_off, dst_off, len, &done);
+	if (ret && !done)
+		return ret;
+	return (int64_t)done;
+}
+
+/* Same file? By IndexNumber when both servers answered, else by name. */
+static bool same_file(const struct cli_chain *ch, int qs, int qd,
+		      const char *a, const char *b)
+{
+	struct smb2_buf o1, o2;
+
+	if (!ch->rsp[qs].status && !ch->rsp[qd].status &&
+	    !smb2_out_buf_rsp_decode(ch->rsp[qs].pdu, ch->rsp[qs].len, &o1) &&
+	    !smb2_out_buf_rsp_decode(ch->rsp[qd].pdu, ch->rsp[qd].len, &o2) &&
+	    o1.len >= 8 && o2.len >= 8 && get_le64(o1.p))
+		return get_le64(o1.p) == get_le64(o2.p);
+	while (*a == '/')
+		a++;
+	while (*b == '/')
+		b++;
+	return !strcasecmp(a, b);
+}
+
+static int close_pair(struct rdax_tree *t, struct rdax_file *src,
+		      struct rdax_file *dst)
+{
+	struct cli_chain ch;
+	int ret = 0, i = 0;
+
+	cli_chain_init(t->c, &ch);
+	if (src)
+		ret = add_close(t, &ch, &src->fid);
+	if (!ret && dst)
+		ret = add_close(t, &ch, &dst->fid);
+	if (!ret && ch.n)
+		ret = cli_chain_run(t->c, &ch);
+	if (ret)
+		return ret;
+	for (i = 0; i < ch.n; i++)
+		if (ch.rsp[i].status)
+			return cli_status(t->c, ch.rsp[i].status, "close",
+					  i == 0 && src ? src->path : dst->path);
+	return 0;
+}
+
+int64_t rdax_copy(struct rdax_tree *t, const char *src, const char *dst,
+		  unsigned int flags,
+		  int (*progress)(void *arg, uint64_t done, uint64_t total),
+		  void *arg)
+{
+	struct rdax_file fs = { .t = t }, fd = { .t = t };
+	struct smb2_create_rsp cs, cd;
+	struct rdax_conn *c = t->c;
+	bool want_key, have_key = false, src_ok, dst_ok;
+	int ret, qs, cdi, qd;
+	char msg[sizeof(c->errmsg)];
+	uint32_t st = 0;
+	struct copy_ctx x;
+	struct cli_chain ch;
+	uint64_t done = 0;
+
+	if ((flags & RDAX_COPY_CLIENT) && (flags & RDAX_COPY_SERVER_ONLY))
+		return cli_err(c, -EINVAL, "RDAX_COPY_CLIENT and RDAX_COPY_SERVER_ONLY conflict");
+	snprintf(fs.path, sizeof(fs.path), "%s", src);
+	snprintf(fd.path, sizeof(fd.path), "%s", dst);
+	want_key = !(flags & RDAX_COPY_CLIENT);
+
+	/*
+	 * One round trip: CREATE(src) + its IndexNumber, CREATE(dst, open-if)
+	 * + its IndexNumber. The destination is cut to zero only once it is
+	 * known not to be the source (with the resume key request).
+	 */
+	cli_chain_init(c, &ch);
+	ret = add_create(t, &ch, src, FILE_GENERIC_READ, FILE_OPEN);
+	qs = ch.n;
+	if (!ret)
+		ret = add_query_id(t, &ch);
+	cdi = ch.n;
+	if (!ret)
+		ret = add_create(t, &ch, dst, FILE_GENERIC_READ | FILE_GENERIC_WRITE,
+				 FILE_OPEN_IF);
+	qd = ch.n;
+	if (!ret)
+		ret = add_query_id(t, &ch);
+	if (!ret)
+		ret = cli_chain_run(c, &ch);
+	if (ret)
+		return ret;
+
+	src_ok = !ch.rsp[0].status &&
+		 !smb2_create_rsp_decode(ch.rsp[0].pdu, ch.rsp[0].len, &cs);
+	dst_ok = !ch.rsp[cdi].status &&
+		 !smb2_create_rsp_decode(ch.rsp[cdi].pdu, ch.rsp[cdi].len, &cd);
+	if (src_ok)
+		fs.fid = cs.fid;
+	if (dst_ok)
+		fd.fid = cd.fid;
+	if (!src_ok || !dst_ok) {
+		st = !src_ok ? ch.rsp[0].status : ch.rsp[cdi].status;
+		ret = st ? cli_status(c, st, "open", !src_ok ? src : dst) :
+		      cli_err(c, -EPROTO, "malformed CREATE response from %s", c->host);
+		goto out_close;
+	}
+	if (same_file(&ch, qs, qd, src, dst)) {
+		ret = cli_err(c, -EINVAL, "%s and %s are the same file", src, dst);
+		goto out_close;
+	}
+
+	ctx_init(&x, &fs, &fd, flags);
+	x.truncate = cd.action != FILE_CREATED;
+	x.total = cs.end_of_file;
+	x.progress = progress;
+	x.arg = arg;
+	if (want_key && x.total) {
+		ret = request_resume_key(&x);
+		if (ret && ret != -EOPNOTSUPP)
+			goto out_close;
+		have_key = !ret;
+	}
+	ret = copy_run(&x, have_key, 0, 0, cs.end_of_file, &done);
+	if (!ret && x.truncate)		/* empty source */
+		ret = rdax_ftruncate(&fd, 0);
+out_close:
+	/* keep the first error's message over the close's */
+	snprintf(msg, sizeof(msg), "%s", c->errmsg);
+	st = c->last_status;
+	if (src_ok || dst_ok) {
+		int cret = close_pair(t, src_ok ? &fs : NULL, dst_ok ? &fd : NULL);
+
+		/* a destination created for a source that failed: remove it */
+		if (!src_ok && dst_ok && cd.action == FILE_CREATED)
+			rdax_unlink(t, dst);
+		if (!ret)
+			ret = cret;
+		else {
+			snprintf(c->errmsg, sizeof(c->errmsg), "%s", msg);
+			c->last_status = st;
+		}
+	}
+	return ret ? ret : (int64_t)done;
+}

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reads, writes and flushes as engine chains: the asynchronous queue
+ * (rdax_ioq) and the synchronous rdax_pread/rdax_pwrite, which pipeline
+ * a few chunks at a time on the same path.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "client/client.h"
+#include "proto/ntstatus.h"
+
+#define SYNC_PIPELINE 4
+
+struct cli_io {
+	struct cli_chain ch;
+	struct rdax_conn *c;
+	struct rdax_file *f;
+	uint32_t op;
+	uint8_t *buf;
+	uint32_t len;
+	uint64_t off;
+	uint64_t user_data;
+	int64_t res;
+	uint32_t status;
+	bool done;
+	struct cli_rdma r;
+	uint8_t di[SMBD_DESC_SIZE];
+	void (*complete)(struct cli_io *io);
+	void *owner;
+};
+
+/* The response PDU of a READ/WRITE/FLUSH, while it is dispatched. */
+static void io_on_pdu(struct cli_chain *ch, int i, const uint8_t *pdu, size_t len)
+{
+	struct cli_io *io = container_of(ch, struct cli_io, ch);
+	struct rdax_conn *c = io->c;
+	struct smb2_write_rsp wr;
+	struct smb2_read_rsp rd;
+	uint32_t got;
+
+	io->status = ch->rsp[i].status;
+	if (io->status == STATUS_END_OF_FILE && io->op == RDAX_OP_READ) {
+		io->status = 0;
+		io->res = 0;
+		return;
+	}
+	if (io->status) {
+		c->last_status = io->status;
+		io->res = -ntstatus_to_errno(io->status);
+		return;
+	}
+	switch (io->op) {
+	case RDAX_OP_READ:
+		if (smb2_read_rsp_decode(pdu, len, &rd))
+			goto bad;
+		if (io->r.channel && !rd.data_length) {
+			/* the server wrote the data into buf by RDMA */
+			got = rd.data_remaining;
+			if (got > io->len)
+				goto bad;
+			c->rdma_bytes += got;
+		} else {
+			got = rd.data_length;
+			if (got > io->len)
+				goto bad;
+			memcpy(io->buf, rd.data.p, got);
+			c->inline_bytes += got;
+		}
+		c->stats.bytes_read += got;
+		io->res = got;
+		return;
+	case RDAX_OP_WRITE:
+		if (smb2_write_rsp_decode(pdu, len, &wr) || wr.count > io->len)
+			goto bad;
+		c->stats.bytes_written += wr.count;
+		if (io->r.channel)
+			c->rdma_bytes += wr.count;
+		else
+			c->inline_bytes += wr.count;
+		io->res = wr.count;
+		return;
+	default:
+		io->res = 0;
+		return;
+	}
+bad:
+	io->res = -EPROTO;
+	cli_err(c, -EPROTO, "malformed %s response from %s",
+		io->op == RDAX_OP_READ ? "READ" : "WRITE", c->host);
+}
+
+static void io_on_done(struct cli_chain *ch)
+{
+	struct cli_io *io = container_of(ch, struct cli_io, ch);
+
+	if (ch->err && !io->res)
+		io->res = ch->err;
+	cli_rdma_finish(io->c, &io->r);
+	io->done = true;
+	if (io->complete)
+		io->complete(io);
+}
+
+/* Build and queue one READ/WRITE/FLUSH; len fits cli_io_chunk(). */
+static int io_start(struct rdax_conn *c, struct cli_io *io)
+{
+	struct rdax_file *f = io->f;
+	struct wcur w;
+	int ret;
+
+	io->done = false;
+	io->res = 0;
+	io->status = 0;
+	ret = cli_chain_init(c, &io->ch);
+	if (ret)
+		return ret;
+	io->ch.on_pdu = io_on_pdu;
+	io->ch.on_done = io_on_done;
+	if (io->op == RDAX_OP_FSYNC) {
+		ret = cli_chain_add(c, &io->ch, SMB2_FLUSH, f->t->id, false, 0, 24, &w);
+		if (ret)
+			goto out_free;
+		smb2_flush_req_encode(&w, &f->fid);
+		cli_chain_end(c, &io->ch, &w);
+		return cli_chain_submit(c, &io->ch);
+	}
+	ret = cli_rdma_prepare(c, io->buf, io->len, io->op == RDAX_OP_READ, &io->r);
+	if (ret)
+		goto out_free;
+	ret = cli_chain_add(c, &io->ch, io->op == RDAX_OP_READ ? SMB2_READ : SMB2_WRITE,
+			    f->t->id, false, smb2_credit_charge_for(io->len), 72, &w);
+	if (ret)
+		goto out_finish;
+	if (io->r.channel)
+		smbd_desc_encode(io->di, &io->r.desc, 1);
+	if (io->op == RDAX_OP_READ) {
+		struct smb2_read_req r = { .length = io->len, .offset = io->off, .fid = f->fid };
+
+		if (io->r.channel) {
+			r.channel = io->r.channel;
+			r.channel_info.p = io->di;
+			r.channel_info.len = SMBD_DESC_SIZE;
+		}
+		smb2_read_req_encode(&w, &r);
+	} else {
+		struct smb2_write_req r = { .offset = io->off, .fid = f->fid };
+
+		r.flags = f->write_through ? SMB2_WRITEFLAG_WRITE_THROUGH : 0;
+		if (io->r.channel) {
+			/* [MS-SMB2] 2.2.21: data by RDMA, Length 0 */
+			r.channel = io->r.channel;
+			r.remaining = io->len;
+			r.channel_info.p = io->di;
+			r.channel_info.len = SMBD_DESC_SIZE;
+		} else {
+			r.length = io->len;
+		}
+		smb2_write_req_encode(&w, &r);
+		if (!io->r.channel) {
+			io->ch.tail = io->buf;
+			io->ch.tail_len = io->len;
+		}
+	}
+	cli_chain_end(c, &io->ch, &w);
+	ret = cli_chain_submit(c, &io->ch);
+	if (ret && !io->ch.done) {
+		cli_rdma_finish(c, &io->r);
+		return ret;
+	}
+	return 0;
+out_finish:
+	cli_rdma_finish(c, &io->r);
+out_free:
+	cli_chain_abort(c, &io->ch);
+	return ret;
+}
+
+/* ---- synchronous reads and writes, pipelined ---- */
+
+static ssize_t sync_rw(struct rdax_file *f, uint32_t op, uint8_t *buf, size_t len,
+		       uint64_t off)
+{
+	struct rdax_conn *c = f->t->c;
+	struct cli_io io[SYNC_PIPELINE];
+	size_t issued = 0, done = 0;
+	int head = 0, active = 0, ret;
+	bool stop = false;
+	ssize_t err = 0;
+
+	memset(io, 0, sizeof(io));
+	while (active || (!stop && issued < len && !err)) {
+		/* keep up to SYNC_PIPELINE chunks in flight, in order */
+		while (!stop && !err && issued < len && active < SYNC_PIPELINE) {
+			struct cli_io *x = &io[(head + active) % SYNC_PIPELINE];
+			uint32_t n = cli_io_chunk(c, op == RDAX_OP_WRITE, len - issued);
+
+			x->c = c;
+			x->f = f;
+			x->op = op;
+			x->buf = buf + issued;
+			x->len = n;
+			x->off = off + issued;
+			ret = io_start(c, x);
+			if (ret) {
+				err = ret;
+				break;
+			}
+			issued += n;
+			active++;
+			c->stats.round_trips++;
+		}
+		if (!active)
+			break;
+		/* consume completions in order */
+		while (active && io[head].done) {
+			struct cli_io *x = &io[head];
+
+			if (x->res < 0 && !err) {
+				err = x->res;
+				if (x->status)
+					cli_status(c, x->status, op == RDAX_OP_READ ? "read" : "write",
+						   f->path);
+			} else if (!err && !stop) {
+				done += (size_t)x->res;
+				if ((uint32_t)x->res < x->len)
+					stop = true;	/* EOF or a short write */
+			}
+			head = (head + 1) % SYNC_PIPELINE;
+			active--;
+		}
+		if (active && !io[head].done) {
+			ret = cli_progress(c, c->cfg.timeout_ms);
+			if (ret == -ETIMEDOUT) {
+				cli_err(c, ret, "%s did not answer within %d ms", c->host,
+					c->cfg.timeout_ms);
+				err = ret;
+				cli_engine_stop_inflight(c, ret);
+			} else if (ret && !err) {
+				err = ret;
+			}
+		}
+	}
+	return err ? err : (ssize_t)done;
+}
+
+ssize_t rdax_pread(struct rdax_file *f, void *buf, size_t len, uint64_t off)
+{
+	return sync_rw(f, RDAX_OP_READ, buf, len, off);
+}
+
+ssize_t rdax_pwrite(struct rdax_file *f, const void *buf, size_t len, uint64_t off)
+{
+	return sync_rw(f, RDAX_OP_WRITE, (uint8_t *)buf, len, off);
+}
+
+/* ---- the asynchronous queue ---- */
+
+struct rdax_ioq {
+	struct rdax_conn *c;
+	unsigned int depth;
+	struct cli_io *ios;
+	struct cli_io **free;
+	unsigned int nfree;
+	struct rdax_cqe *cq;		/* ring of completions */
+	unsigned int cq_head, cq_len;
+	unsigned int active;		/* submitted, not completed */
+};
+
+static void ioq_complete(struct cli_io *io)
+{
+	struct rdax_ioq *q = io->owner;
+	struct rdax_cqe *e = &q->cq[(q->cq_head + q->cq_len) % q->depth];
+
+	e->user_data = io->user_data;
+	e->res = io->res;
+	e->status = io->status;
+	e->flags = 0;
+	q->cq_len++;
+	q->active--;
+	q->free[q->nfree++] = io;
+}
+
+int rdax_ioq_new(struct rdax_conn *c, unsigned int depth, struct rdax_ioq **out)
+{
+	struct rdax_ioq *q;
+	unsigned int i;
+
+	if (!depth || depth > 4096)
+		return -EINVAL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->c = c;
+	q->depth = depth;
+	q->ios = calloc(depth, sizeof(*q->ios));
+	q->free = calloc(depth, sizeof(*q->free));
+	q->cq = calloc(depth, sizeof(*q->cq));
+	if (!q->ios || !q->free || !q->cq) {
+		free(q->ios);
+		free(q->free);
+		free(q->cq);
+		free(q);
+		return -ENOMEM;
+	}
+	for (i = 0; i < depth; i++) {
+		q->ios[i].owner = q;
+		q->ios[i].complete = ioq_complete;
+		q->free[q->nfree++] = &q->ios[depth - 1 - i];
+	}
+	*out = q;
+	return 0;
+}
+
+unsigned int rdax_ioq_inflight(const struct rdax_ioq *q)
+{
+	return q->active;
+}
+
+size_t rdax_ioq_max_io(const struct rdax_ioq *q)
+{
+	struct rdax_conn *c = q->c;
+	size_t m = c->max_read < c->max_write ? c->max_read : c->max_write;
+
+	if (c->x && c->rdma_max && m > c->rdma_max)
+		m = c->rdma_max;
+	return m;
+}
+
+int rdax_ioq_fd(const struct rdax_ioq *q)
+{
+	return q->c->epfd;
+}
+
+int rdax_submit(struct rdax_ioq *q, const struct rdax_io *ios, unsigned int n)
+{
+	struct rdax_conn *c = q->c;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		const struct rdax_io *in = &ios[i];
+		struct cli_io *io;
+
+		if (!q->nfree || q->cq_len + rdax_ioq_inflight(q) >= q->depth)
+			break;
+		if (!in->file || in->file->t->c != c ||
+		    (in->opcode != RDAX_OP_FSYNC && (!in->buf || !in->len ||
+						     in->len > rdax_ioq_max_io(q))) ||
+		    in->opcode < RDAX_OP_READ || in->opcode > RDAX_OP_FSYNC)
+			return i ? (int)i : -EINVAL;
+		io = q->free[--q->nfree];
+		io->c = c;
+		io->f = in->file;
+		io->op = in->opcode;
+		io->buf = in->buf;
+		io->len = (uint32_t)in->len;
+		io->off = in->offset;
+		io->user_data = in->user_data;
+		q->active++;
+		ret = io_start(c, io);
+		if (ret) {
+			/* a submit error may still have completed the io */
+			if (!io->done) {
+				q->active--;
+				q->free[q->nfree++] = io;
+			}
+			return i ? (int)i : ret;
+		}
+	}
+	return (int)i;
+}
+
+int rdax_reap(struct rdax_ioq *q, struct rdax_cqe *cqes, unsigned int max,
+	      unsigned int min, int timeout_ms)
+{
+	unsigned int n = 0;
+	int ret;
+
+	if (min > max)
+		min = max;
+	/* non-blocking progress first */
+	if (q->cq_len < min || !q->cq_len) {
+		ret = cli_progress(q->c, 0);
+		if (ret && ret != -ETIMEDOUT)
+			return ret;
+	}
+	while (q->cq_len < min) {
+		if (!rdax_ioq_inflight(q))
+			break;
+		ret = cli_progress(q->c, timeout_ms);
+		if (ret == -ETIMEDOUT)
+			break;
+		if (ret)
+			return ret;
+	}
+	while (n < max && q->cq_len) {
+		cqes[n++] = q->cq[q->cq_head];
+		q->cq_head = (q->cq_head + 1) % q->depth;
+		q->cq_len--;
+	}
+	return (int)n;
+}
+
+void rdax_ioq_delete(struct rdax_ioq **qp)
+{
+	struct rdax_ioq *q = *qp;
+
+	if (!q)
+		return;
+	while (rdax_ioq_inflight(q) && !q->c->broken)
+		if (cli_progress(q->c, 1000) && q->c->broken)
+			break;
+	free(q->ios);
+	free(q->free);
+	free(q->cq);
+	free(q);
+	*qp = NULL;
+}

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: MIT
+/* Memory registration, the MR cache and the bounce pool. */
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "mem/mem.h"
+
+static size_t page_size(void)
+{
+	static size_t ps;
+
+	if (!ps)
+		ps = (size_t)sysconf(_SC_PAGESIZE);
+	return ps;
+}
+
+void mem_memlock_text(size_t want, char *msg, size_t msglen)
+{
+	struct rlimit rl;
+	char cur[32];
+
+	if (!msg || !msglen)
+		return;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		snprintf(cur, sizeof(cur), "unlimited");
+	else
+		snprintf(cur, sizeof(cur), "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
+	snprintf(msg, msglen,
+		 "cannot pin %zu KiB for RDMA: RLIMIT_MEMLOCK (ulimit -l) is %s; "
+		 "raise it with 'ulimit -l unlimited', LimitMEMLOCK=infinity in a "
+		 "systemd unit, or a memlock line in /etc/security/limits.conf",
+		 want / 1024, cur);
+}
+
+int mem_reg(struct ibv_pd *pd, void *addr, size_t len, int access,
+	    struct ibv_mr **out, char *msg, size_t msglen)
+{
+	struct ibv_mr *mr = ibv_reg_mr(pd, addr, len, access);
+	int err;
+
+	if (mr) {
+		*out = mr;
+		return 0;
+	}
+	err = errno ? errno : ENOMEM;
+	if (err == ENOMEM || err == EAGAIN || err == EPERM)
+		mem_memlock_text(len, msg, msglen);
+	else if (msg && msglen)
+		snprintf(msg, msglen, "ibv_reg_mr of %zu bytes: %s", len, strerror(err));
+	return -err;
+}
+
+int mem_dereg(struct ibv_mr *mr)
+{
+	return mr ? -ibv_dereg_mr(mr) : 0;
+}
+
+/* ---- MR cache: sorted array of entries, LRU by use tick ---- */
+
+struct mr_entry {
+	uintptr_t start;
+	uintptr_t end;
+	struct ibv_mr *mr;
+	uint64_t last_use;
+	int refs;
+	bool stale;			/* invalidated while in use */
+};
+
+struct mr_cache {
+	struct ibv_pd *pd;
+	int access;
+	size_t max_bytes;
+	struct mr_entry *e;
+	uint32_t n, cap;
+	uintptr_t max_len;		/* longest entry: bounds the search */
+	uint64_t tick;
+	struct mr_cache_stats st;
+};
+
+int mr_cache_new(struct ibv_pd *pd, size_t max_bytes, int access,
+		 struct mr_cache **out)
+{
+	struct mr_cache *mc = calloc(1, sizeof(*mc));
+
+	if (!mc)
+		return -ENOMEM;
+	mc->pd = pd;
+	mc->access = access;
+	mc->max_bytes = max_bytes;
+	*out = mc;
+	return 0;
+}
+
+/* First index whose start is > a. */
+static uint32_t upper(const struct mr_cache *mc, uintptr_t a)
+{
+	uint32_t lo = 0, hi = mc->n;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (mc->e[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void remove_at(struct mr_cache *mc, uint32_t i)
+{
+	ibv_dereg_mr(mc->e[i].mr);
+	mc->st.bytes -= mc->e[i].end - mc->e[i].start;
+	memmove(&mc->e[i], &mc->e[i + 1], sizeof(*mc->e) * (mc->n - i - 1));
+	mc->n--;
+}
+
+static void evict(struct mr_cache *mc, size_t need)
+{
+	while (mc->st.bytes + need > mc->max_bytes) {
+		uint32_t i, victim = UINT32_MAX;
+
+		for (i = 0; i < mc->n; i++)
+			if (!mc->e[i].refs &&
+			    (victim == UINT32_MAX || mc->e[i].last_use < mc->e[victim].last_use))
+				victim = i;
+		if (victim == UINT32_MAX)
+			return;
+		remove_at(mc, victim);
+		mc->st.evictions++;
+	}
+}
+
+int mr_cache_get(struct mr_cache *mc, void *addr, size_t len,
+		 struct ibv_mr **mr, char *msg, size_t msglen)
+{
+	uintptr_t a = (uintptr_t)addr, end = a + len;
+	uintptr_t ps = page_size();
+	struct ibv_mr *m;
+	uint32_t i, j;
+	int ret;
+
+	/* a covering entry starts at or before a, within max_len */
+	for (i = upper(mc, a); i-- > 0;) {
+		struct mr_entry *e = &mc->e[i];
+
+		if (a - e->start > mc->max_len)
+			break;
+		if (!e->stale && e->start <= a && e->end >= end) {
+			e->refs++;
+			e->last_use = ++mc->tick;
+			mc->st.hits++;
+			*mr = e->mr;
+			return 0;
+		}
+	}
+	mc->st.misses++;
+	a &= ~(ps - 1);
+	end = (end + ps - 1) & ~(ps - 1);
+	evict(mc, end - a);
+	ret = mem_reg(mc->pd, (void *)a, end - a, mc->access, &m, msg, msglen);
+	if (ret)
+		return ret;
+	if (mc->n == mc->cap) {
+		uint32_t cap = mc->cap ? mc->cap * 2 : 64;
+		struct mr_entry *ne = realloc(mc->e, sizeof(*ne) * cap);
+
+		if (!ne) {
+			ibv_dereg_mr(m);
+			return -ENOMEM;
+		}
+		mc->e = ne;
+		mc->cap = cap;
+	}
+	j = upper(mc, a);
+	memmove(&mc->e[j + 1], &mc->e[j], sizeof(*mc->e) * (mc->n - j));
+	mc->e[j] = (struct mr_entry){ .start = a, .end = end, .mr = m,
+				      .last_use = ++mc->tick, .refs = 1 };
+	mc->n++;
+	mc->st.bytes += end - a;
+	if (end - a > mc->max_len)
+		mc->max_len = end - a;
+	*mr = m;
+	return 0;
+}
+
+void mr_cache_put(struct mr_cache *mc, struct ibv_mr *mr)
+{
+	uint32_t i;
+
+	for (i = 0; i < mc->n; i++) {
+		if (mc->e[i].mr != mr)
+			continue;
+		if (--mc->e[i].refs == 0 && mc->e[i].stale)
+			remove_at(mc, i);
+		return;
+	}
+}
+
+void mr_cache_invalidate(struct mr_cache *mc, void *addr, size_t len)
+{
+	uintptr_t a = (uintptr_t)addr, end = a + len;
+	uint32_t i = 0;
+
+	while (i < mc->n) {
+		struct mr_entry *e = &mc->e[i];
+
+		if (e->start < end && e->end > a) {
+			if (e->refs) {
+				e->stale = true;
+			} else {
+				remove_at(mc, i);
+				continue;
+			}
+		}
+		i++;
+	}
+}
+
+void mr_cache_get_stats(const struct mr_cache *mc, struct mr_cache_stats *st)
+{
+	*st = mc->st;
+	st->entries = mc->n;
+}
+
+void mr_cache_free(struct mr_cache **mcp)
+{
+	struct mr_cache *mc = *mcp;
+	uint32_t i;
+
+	if (!mc)
+		return;
+	for (i = 0; i < mc->n; i++)
+		ibv_dereg_mr(mc->e[i].mr);
+	free(mc->e);
+	free(mc);
+	*mcp = NULL;
+}
+
+/* ---- bounce pool: first-fit runs over a unit bitmap ---- */
+
+struct mem_pool {
+	uint8_t *mem;
+	size_t size;
+	size_t unit;
+	uint32_t units;
+	uint32_t free_units;
+	uint32_t hint;
+	uint64_t *map;			/* 1 = in use */
+	struct ibv_mr *mr;
+};
+
+static bool used(const struct mem_pool *p, uint32_t i)
+{
+	return p->map[i / 64] >> (i % 64) & 1;
+}
+
+static void mark(struct mem_pool *p, uint32_t first, uint32_t count, bool v)
+{
+	uint32_t i;
+
+	for (i = first; i < first + count; i++) {
+		if (v)
+			p->map[i / 64] |= 1ull << (i % 64);
+		else
+			p->map[i / 64] &= ~(1ull << (i % 64));
+	}
+}
+
+int mem_pool_new(struct ibv_pd *pd, size_t size, size_t unit, int access,
+		 struct mem_pool **out, char *msg, size_t msglen)
+{
+	struct mem_pool *p;
+	int ret;
+
+	if (!unit || unit % page_size())
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->unit = unit;
+	p->units = (uint32_t)((size + unit - 1) / unit);
+	p->size = (size_t)p->units * unit;
+	p->free_units = p->units;
+	p->map = calloc((p->units + 63) / 64, sizeof(uint64_t));
+	p->mem = mmap(NULL, p->size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (!p->map || p->mem == MAP_FAILED) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	ret = mem_reg(pd, p->mem, p->size, access, &p->mr, msg, msglen);
+	if (ret)
+		goto out_unmap;
+	*out = p;
+	return 0;
+out_unmap:
+	munmap(p->mem, p->size);
+out_free:
+	free(p->map);
+	free(p);
+	return ret;
+}
+
+/* Longest free run starting at or after from, up to want units. */
+static uint32_t run_at(const struct mem_pool *p, uint32_t i, uint32_t want)
+{
+	uint32_t n = 0;
+
+	while (i + n < p->units && n < want && !used(p, i + n))
+		n++;
+	return n;
+}
+
+int mem_pool_get(struct mem_pool *p, size_t len, struct mem_seg *segs, int max)
+{
+	uint32_t want = (uint32_t)((len + p->unit - 1) / p->unit);
+	uint32_t i, k, n, best = 0, best_at = 0;
+	size_t left = len;
+	int nseg = 0;
+
+	if (!len || want > p->free_units)
+		return -EAGAIN;
+	/* one contiguous run if there is one */
+	for (k = 0, i = p->hint; k < p->units; k++, i = (i + 1) % p->units) {
+		if (used(p, i))
+			continue;
+		n = run_at(p, i, want);
+		if (n == want) {
+			best = n;
+			best_at = i;
+			break;
+		}
+		if (n > best) {
+			best = n;
+			best_at = i;
+		}
+		k += n;
+		i = (i + n) % p->units;
+	}
+	if (best == want) {
+		mark(p, best_at, want, true);
+		p->free_units -= want;
+		p->hint = (best_at + want) % p->units;
+		segs[0] = (struct mem_seg){ p->mem + (size_t)best_at * p->unit,
+					    (uint32_t)len, p->mr->lkey, best_at, want };
+		return 1;
+	}
+	/* fragmented: gather runs */
+	for (i = 0; i < p->units && left; i++) {
+		if (used(p, i))
+			continue;
+		if (nseg == max)
+			goto out_undo;
+		n = run_at(p, i, (uint32_t)((left + p->unit - 1) / p->unit));
+		mark(p, i, n, true);
+		segs[nseg] = (struct mem_seg){ p->mem + (size_t)i * p->unit,
+					       (uint32_t)(left < (size_t)n * p->unit ?
+							  left : (size_t)n * p->unit),
+					       p->mr->lkey, i, n };
+		left -= segs[nseg].len;
+		p->free_units -= n;
+		nseg++;
+		i += n - 1;
+	}
+	if (!left)
+		return nseg;
+out_undo:
+	mem_pool_put(p, segs, nseg);
+	return -EAGAIN;
+}
+
+void mem_pool_put(struct mem_pool *p, const struct mem_seg *segs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		mark(p, segs[i].first, segs[i].count, false);
+		p->free_units += segs[i].count;
+	}
+}
+
+size_t mem_pool_size(const struct mem_pool *p)
+{
+	return p->size;
+}
+
+size_t mem_pool_free_bytes(const struct mem_pool *p)
+{
+	return (size_t)p->free_units * p->unit;
+}
+
+void mem_pool_free(struct mem_pool **pp)
+{
+	struct mem_pool *p = *pp;
+
+	if (!p)
+		return;
+	ibv_dereg_mr(p->mr);
+	munmap(p->mem, p->size);
+	free(p->map);
+	free(p);
+	*pp = NULL;
+}

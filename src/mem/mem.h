@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Registered memory: pinning with ibv_reg_mr and RLIMIT_MEMLOCK
+ * accounting, an MR cache for buffers the caller did not register
+ * (interval map + LRU), and a registered bounce pool carved into units.
+ */
+#ifndef RDAX_MEM_H
+#define RDAX_MEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ibv_pd;
+struct ibv_mr;
+
+/*
+ * Register [addr, addr+len) on pd. On a pinning failure the message
+ * says how much was asked, what RLIMIT_MEMLOCK allows and how to raise
+ * it (msg may be NULL).
+ */
+int mem_reg(struct ibv_pd *pd, void *addr, size_t len, int access,
+	    struct ibv_mr **out, char *msg, size_t msglen);
+int mem_dereg(struct ibv_mr *mr);
+/* Describe RLIMIT_MEMLOCK for an error message. */
+void mem_memlock_text(size_t want, char *msg, size_t msglen);
+
+/* ---- MR cache ---- */
+
+struct mr_cache;
+
+struct mr_cache_stats {
+	uint64_t hits;
+	uint64_t misses;
+	uint64_t evictions;
+	uint64_t bytes;			/* registered now */
+	uint32_t entries;
+};
+
+int mr_cache_new(struct ibv_pd *pd, size_t max_bytes, int access,
+		 struct mr_cache **out);
+/*
+ * An MR covering [addr, addr+len), registered (page-aligned) on a miss.
+ * The entry stays pinned in the cache until mr_cache_put().
+ */
+int mr_cache_get(struct mr_cache *mc, void *addr, size_t len,
+		 struct ibv_mr **mr, char *msg, size_t msglen);
+void mr_cache_put(struct mr_cache *mc, struct ibv_mr *mr);
+/* Forget registrations overlapping a range (memory being freed). */
+void mr_cache_invalidate(struct mr_cache *mc, void *addr, size_t len);
+void mr_cache_get_stats(const struct mr_cache *mc, struct mr_cache_stats *st);
+void mr_cache_free(struct mr_cache **mc);
+
+/* ---- bounce pool ---- */
+
+struct mem_pool;
+
+struct mem_seg {
+	void *addr;
+	uint32_t len;
+	uint32_t lkey;
+	uint32_t first;			/* unit index */
+	uint32_t count;			/* units */
+};
+
+/* size bytes (rounded to units), registered once with access. */
+int mem_pool_new(struct ibv_pd *pd, size_t size, size_t unit, int access,
+		 struct mem_pool **out, char *msg, size_t msglen);
+/*
+ * Take len bytes, contiguous when possible, else up to max segments.
+ * Returns the segment count, or -EAGAIN when the pool is short.
+ */
+int mem_pool_get(struct mem_pool *p, size_t len, struct mem_seg *segs, int max);
+void mem_pool_put(struct mem_pool *p, const struct mem_seg *segs, int n);
+size_t mem_pool_size(const struct mem_pool *p);
+size_t mem_pool_free_bytes(const struct mem_pool *p);
+void mem_pool_free(struct mem_pool **p);
+
+#endif

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * FSCTL payloads of server-side copy: SRV_REQUEST_RESUME_KEY response
+ * ([MS-SMB2] 2.2.32.3), SRV_COPYCHUNK_COPY (2.2.31.1) and
+ * SRV_COPYCHUNK_RESPONSE (2.2.32.1). Pure, bounds-checked codec.
+ */
+#ifndef RDAX_PROTO_FSCTL_H
+#define RDAX_PROTO_FSCTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/bytes.h"
+
+#define FSCTL_RESUME_KEY_LEN 24
+#define FSCTL_RESUME_KEY_RSP_MIN 28	/* key + ContextLength */
+#define FSCTL_RESUME_KEY_RSP_LEN 32	/* what Windows sends ([MS-SMB2] 3.3.5.15.5) */
+#define FSCTL_COPYCHUNK_HDR_LEN 32	/* SourceKey, ChunkCount, Reserved */
+#define FSCTL_COPYCHUNK_CHUNK_LEN 24	/* SRV_COPYCHUNK */
+#define FSCTL_COPYCHUNK_RSP_LEN 12
+
+/*
+ * Server-side copy limits of Windows Server 2008 R2 / 2012 and Samba
+ * ([MS-SMB2] 3.3.3 ServerSideCopyMax*): chunks per request, bytes per
+ * chunk, bytes per request.
+ */
+#define FSCTL_COPYCHUNK_MAX_CHUNKS 256u
+#define FSCTL_COPYCHUNK_MAX_CHUNK_LEN (1u << 20)
+#define FSCTL_COPYCHUNK_MAX_TOTAL (16u << 20)
+
+/* TargetOffset meaning "the current end of the destination". */
+#define FSCTL_COPYCHUNK_OFF_EOF UINT64_MAX
+
+struct fsctl_chunk {
+	uint64_t src_off;
+	uint64_t dst_off;
+	uint32_t len;
+};
+
+struct fsctl_copychunk {
+	const uint8_t *key;		/* FSCTL_RESUME_KEY_LEN bytes */
+	uint32_t count;
+	const uint8_t *chunks;		/* count * FSCTL_COPYCHUNK_CHUNK_LEN */
+};
+
+struct fsctl_copychunk_rsp {
+	uint32_t chunks_written;
+	uint32_t chunk_bytes_written;
+	uint32_t total_bytes_written;
+};
+
+/* Resume key response: the key, ContextLength 0, 4 reserved bytes. */
+void fsctl_resume_key_rsp_encode(struct wcur *w, const uint8_t *key, size_t len);
+int fsctl_resume_key_rsp_decode(const uint8_t *p, size_t len, uint8_t *key);
+
+/*
+ * SRV_COPYCHUNK_COPY. Decoding fails with -EBADMSG when the buffer is
+ * shorter than the header or than ChunkCount chunks; c->key is set as
+ * soon as the buffer holds a key, even then.
+ */
+int fsctl_copychunk_decode(const uint8_t *p, size_t len, struct fsctl_copychunk *c);
+/* Chunk i of a decoded request (i < c->count). */
+void fsctl_copychunk_get(const struct fsctl_copychunk *c, uint32_t i,
+			 struct fsctl_chunk *ch);
+void fsctl_copychunk_encode(struct wcur *w, const uint8_t *key,
+			    const struct fsctl_chunk *chunks, uint32_t count);
+
+void fsctl_copychunk_rsp_encode(struct wcur *w, const struct fsctl_copychunk_rsp *r);
+int fsctl_copychunk_rsp_decode(const uint8_t *p, size_t len,
+			       struct fsctl_copychunk_rsp *r);
+
+#endif

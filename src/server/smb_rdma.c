@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SMB2 READ and WRITE over SMB-Direct RDMA channels ([MS-SMB2] 3.3.5.12,
+ * 3.3.5.13; [MS-SMBD] 3.1.4.x): descriptor checks before any RDMA is
+ * posted, a registered bounce pool per worker and device, RDMA Write of
+ * read data / RDMA Read of written data, and Send-With-Invalidate of
+ * the client's token when the channel asks for it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "proto/ntstatus.h"
+#include "server/server.h"
+#include "util/log.h"
+
+#define BOUNCE_UNIT (64u * 1024)
+
+/* ---- per-worker device state ---- */
+
+static struct srv_rdev *rdev_find(struct srv_worker *w, struct ibv_context *verbs)
+{
+	int i;
+
+	for (i = 0; i < w->nrdev; i++)
+		if (w->rdev[i].verbs == verbs)
+			return &w->rdev[i];
+	return NULL;
+}
+
+/* smbd_accept asks for the PD of a device: one per worker and device. */
+static struct ibv_pd *pd_for(void *arg, struct ibv_context *verbs)
+{
+	struct srv_worker *w = arg;
+	struct srv_rdev *d = rdev_find(w, verbs);
+	char msg[256] = "";
+	int ret;
+
+	if (d)
+		return d->pd;
+	if (w->nrdev == SRV_MAX_RDEV)
+		return NULL;
+	d = &w->rdev[w->nrdev];
+	d->pd = ibv_alloc_pd(verbs);
+	if (!d->pd)
+		return NULL;
+	d->verbs = verbs;
+	list_init(&d->waiters);
+	ret = mem_pool_new(d->pd, w->srv->cfg->bounce_size, BOUNCE_UNIT,
+			   IBV_ACCESS_LOCAL_WRITE, &d->bounce, msg, sizeof(msg));
+	if (ret)
+		pr_err("worker %d: RDMA bounce pool of %zu MiB on %s: %s", w->idx,
+		       w->srv->cfg->bounce_size >> 20,
+		       ibv_get_device_name(verbs->device), msg[0] ? msg : strerror(-ret));
+	else
+		pr_info("worker %d: %zu MiB bounce pool registered on %s", w->idx,
+			w->srv->cfg->bounce_size >> 20,
+			ibv_get_device_name(verbs->device));
+	w->nrdev++;
+	return d->pd;
+}
+
+void srv_rdev_cleanup(struct srv_worker *w)
+{
+	int i;
+
+	for (i = 0; i < w->nrdev; i++) {
+		mem_pool_free(&w->rdev[i].bounce);
+		ibv_dealloc_pd(w->rdev[i].pd);
+	}
+	w->nrdev = 0;
+}
+
+int srv_conn_new_rdma(struct srv_worker *w, struct smbd_pending *p,
+		      struct srv_conn **out)
+{
+	char peer[64];
+	struct xprt *x;
+	int ret;
+
+	snprintf(peer, sizeof(peer), "%s", smbd_pending_peer(p));
+	ret = smbd_accept(p, w->epfd, &w->srv->cfg->smbd, pd_for, w, &x);
+	if (ret) {
+		log_ratelimited(LOG_WARN, "%s: SMB-Direct accept failed: %s", peer,
+				strerror(-ret));
+		return ret;
+	}
+	ret = srv_conn_attach(w, x, out);
+	if (ret) {
+		x->ops->destroy(x);
+		return ret;
+	}
+	(*out)->rdev = rdev_find(w, smbd_pd(x)->context);
+	return 0;
+}
+
+/* ---- RDMA I/O ---- */
+
+static void wake_waiters(struct srv_rdev *d);
+
+static void rio_free(struct srv_rio *io)
+{
+	struct srv_rdev *d = io->c->rdev;
+	bool gave_back = io->nseg > 0;
+
+	if (io->nseg)
+		mem_pool_put(d->bounce, io->seg, io->nseg);
+	io->c->rio_active--;
+	srv_open_unref(io->o);
+	free(io);
+	if (gave_back)
+		wake_waiters(d);
+}
+
+static void read_rsp_body(struct wcur *w, void *arg)
+{
+	struct srv_rio *io = arg;
+	struct smb2_read_rsp r = {
+		.data_offset = SMB2_READ_RSP_DATA_OFF,
+		.data_remaining = io->done,
+	};
+
+	/* 80 bytes: the data went by RDMA (Linux cifs reads exactly this) */
+	smb2_read_rsp_encode(w, &r);
+}
+
+static void write_rsp_body(struct wcur *w, void *arg)
+{
+	struct srv_rio *io = arg;
+	struct smb2_write_rsp r = { .count = io->done };
+
+	smb2_write_rsp_encode(w, &r);
+}
+
+static void rio_respond(struct srv_rio *io, int err)
+{
+	struct srv_session *s;
+	int ret;
+
+	if (io->responded || io->c->closing)
+		return;
+	io->responded = true;
+	s = srv_session_find(io->c, io->hdr.session_id);
+	ret = srv_respond_async(io->c, &io->hdr, io->hdr.session_id,
+				io->hdr.tree_id, io->sign && s, err,
+				io->write ? write_rsp_body : read_rsp_body, io,
+				io->invalidate, io->desc[0].token);
+	if (ret)
+		io->c->closing = true;
+}
+
+/* RDMA Write of read data finished: only the bounce space is left. */
+static void read_done(struct smbd_rw *rw)
+{
+	struct srv_rio *io = container_of(rw, struct srv_rio, rw);
+
+	rio_free(io);
+}
+
+/* RDMA Read of written data finished: store it, then answer. */
+static void write_done(struct smbd_rw *rw)
+{
+	struct srv_rio *io = container_of(rw, struct srv_rio, rw);
+	struct iovec iov[SRV_MAX_SEG];
+	ssize_t n = 0;
+	int i, err = 0;
+
+	if (rw->status) {
+		err = -EIO;
+		goto out;
+	}
+	for (i = 0; i < io->nseg; i++) {
+		iov[i].iov_base = io->seg[i].addr;
+		iov[i].iov_len = io->seg[i].len;
+	}
+	n = store_pwritev(io->o->fd, iov, io->nseg, io->offset, io->write_through);
+	if (n < 0) {
+		err = (int)n;
+		goto out;
+	}
+	io->done = (uint32_t)n;
+	io->c->stats.bytes_written += (uint64_t)n;
+	io->c->stats.rdma_bytes += (uint64_t)n;
+out:
+	rio_respond(io, err);
+	rio_free(io);
+}
+
+static int rio_start(struct srv_rio *io);
+
+/* Bounce space came back: start the waiters that now fit. */
+static void wake_waiters(struct srv_rdev *d)
+{
+	struct list_head *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &d->waiters) {
+		struct srv_rio *io = list_entry(pos, struct srv_rio, wait_link);
+
+		if (mem_pool_free_bytes(d->bounce) < io->length)
+			return;
+		list_del(&io->wait_link);
+		rio_start(io);
+		/* rio_start may have freed others: restart the walk */
+		wake_waiters(d);
+		return;
+	}
+}
+
+static int rio_start(struct srv_rio *io)
+{
+	struct srv_rdev *d = io->c->rdev;
+	struct iovec iov[SRV_MAX_SEG];
+	uint64_t left;
+	ssize_t n;
+	int i, nd, ret;
+
+	ret = mem_pool_get(d->bounce, io->length, io->seg, SRV_MAX_SEG);
+	if (ret == -EAGAIN) {
+		list_add_tail(&io->wait_link, &d->waiters);
+		return 0;
+	}
+	if (ret < 0)
+		goto out_fail;
+	io->nseg = ret;
+	for (i = 0; i < io->nseg; i++) {
+		io->sge[i].addr = io->seg[i].addr;
+		io->sge[i].len = io->seg[i].len;
+		io->sge[i].lkey = io->seg[i].lkey;
+	}
+	if (io->write) {
+		io->rw.done = write_done;
+		ret = smbd_rw_post(io->c->x, false, io->desc, io->ndesc, io->sge,
+				   io->nseg, &io->rw);
+		if (ret)
+			goto out_fail;
+		io->c->stats.rdma_writes++;
+		return 0;
+	}
+	for (i = 0; i < io->nseg; i++) {
+		iov[i].iov_base = io->seg[i].addr;
+		iov[i].iov_len = io->seg[i].len;
+	}
+	n = store_preadv(io->o->fd, iov, io->nseg, io->offset);
+	if (n < 0) {
+		ret = (int)n;
+		goto out_fail;
+	}
+	if (n == 0) {
+		ret = -E_SMB_END_OF_FILE;
+		goto out_fail;
+	}
+	/* short read at EOF: trim segments and descriptors to n bytes */
+	io->done = (uint32_t)n;
+	left = io->done;
+	for (i = 0; i < io->nseg; i++) {
+		if (io->sge[i].len > left)
+			io->sge[i].len = (uint32_t)left;
+		left -= io->sge[i].len;
+		if (!io->sge[i].len)
+			break;
+	}
+	nd = 0;
+	left = io->done;
+	while (left) {
+		if (io->desc[nd].length > left)
+			io->desc[nd].length = (uint32_t)left;
+		left -= io->desc[nd].length;
+		nd++;
+	}
+	io->rw.done = read_done;
+	ret = smbd_rw_post(io->c->x, true, io->desc, nd, io->sge, i ? i : 1, &io->rw);
+	if (ret)
+		goto out_fail;
+	io->c->stats.rdma_reads++;
+	io->c->stats.bytes_read += io->done;
+	io->c->stats.rdma_bytes += io->done;
+	/* RC ordering puts the data before this send at the client */
+	rio_respond(io, 0);
+	return 0;
+out_fail:
+	rio_respond(io, ret);
+	rio_free(io);
+	return 0;
+}
+
+/* [MS-SMB2] 3.3.5.12/13 + [MS-SMBD] checks; then the I/O goes async. */
+static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
+		   uint32_t channel, const struct smb2_buf *ci, uint64_t offset,
+		   uint32_t want, struct srv_rio **out)
+{
+	struct srv_conn *c = req->conn;
+	struct smbd_info info;
+	struct srv_rio *io;
+	uint64_t total = 0;
+	int i, n;
+
+	if (!c->x->rdma || !c->rdev) {
+		log_ratelimited(LOG_WARN, "%s: RDMA channel on a TCP connection", c->x->peer);
+		return -EINVAL;
+	}
+	if (channel != SMB2_CHANNEL_RDMA_V1 && channel != SMB2_CHANNEL_RDMA_V1_INVALIDATE)
+		return -EINVAL;
+	/* invalidation exists from 3.0.2 on */
+	if (channel == SMB2_CHANNEL_RDMA_V1_INVALIDATE && c->dialect < SMB2_DIALECT_302)
+		return -EINVAL;
+	if (req->encrypted || !req->single) {
+		log_ratelimited(LOG_WARN, "%s: RDMA channel %s refused", c->x->peer,
+				req->encrypted ? "on an encrypted message" :
+				"inside a compound");
+		return -EINVAL;
+	}
+	if (!c->rdev->bounce)
+		return -E_SMB_REQUEST_NOT_ACCEPTED;
+	io = calloc(1, sizeof(*io));
+	if (!io)
+		return -ENOMEM;
+	n = smbd_desc_decode(ci->p, ci->len, io->desc, SRV_MAX_DESC);
+	if (n < 0) {
+		log_ratelimited(LOG_WARN, "%s: bad buffer descriptor list (%u bytes)",
+				c->x->peer, ci->len);
+		free(io);
+		return -EINVAL;
+	}
+	smbd_get_info(c->x, &info);
+	for (i = 0; i < n; i++) {
+		if (io->desc[i].length > info.max_read_write) {
+			free(io);
+			return -EINVAL;
+		}
+		total += io->desc[i].length;
+	}
+	if (total > info.max_read_write || total > SMB2_MAX_IO_SIZE ||
+	    (write ? total != want : total < want) || !want) {
+		log_ratelimited(LOG_WARN, "%s: descriptors total %llu for a %s of %u (limit %u)",
+				c->x->peer, (unsigned long long)total,
+				write ? "WRITE" : "READ", want, info.max_read_write);
+		free(io);
+		return -EINVAL;
+	}
+	io->ndesc = n;
+	io->c = c;
+	io->o = o;
+	io->hdr = req->hdr;
+	io->hdr.session_id = req->sess->id;
+	io->hdr.tree_id = req->tree->id;
+	io->write = write;
+	io->offset = offset;
+	io->length = want;
+	io->invalidate = channel == SMB2_CHANNEL_RDMA_V1_INVALIDATE;
+	io->sign = req->sess->have_key &&
+		   (req->sess->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED);
+	o->refs++;
+	c->rio_active++;
+	*out = io;
+	return 0;
+}
+
+int srv_rdma_read(struct srv_req *req, struct srv_open *o,
+		  const struct smb2_read_req *r)
+{
+	struct srv_rio *io;
+	int ret;
+
+	ret = rio_new(req, o, false, r->channel, &r->channel_info, r->offset,
+		      r->length, &io);
+	if (ret)
+		return ret;
+	rio_start(io);
+	return SRV_ASYNC;
+}
+
+int srv_rdma_write(struct srv_req *req, struct srv_open *o,
+		   const struct smb2_write_req *r)
+{
+	struct srv_rio *io;
+	int ret;
+
+	/* data comes by RDMA: Length and DataOffset are 0 */
+	if (r->length || r->data_offset)
+		return -EINVAL;
+	ret = rio_new(req, o, true, r->channel, &r->channel_info, r->offset,
+		      r->remaining, &io);
+	if (ret)
+		return ret;
+	io->write_through = o->write_through || (r->flags & SMB2_WRITEFLAG_WRITE_THROUGH);
+	rio_start(io);
+	return SRV_ASYNC;
+}
+
+/* A connection is going away: drop its requests still waiting for space. */
+void srv_rdma_conn_gone(struct srv_conn *c)
+{
+	struct list_head *pos, *tmp;
+
+	if (!c->rdev)
+		return;
+	list_for_each_safe(pos, tmp, &c->rdev->waiters) {
+		struct srv_rio *io = list_entry(pos, struct srv_rio, wait_link);
+
+		if (io->c != c)
+			continue;
+		list_del(&io->wait_link);
+		rio_free(io);
+	}
+}
