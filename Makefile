@@ -33,7 +33,7 @@ override CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 override LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-LIBS_CORE := -lcrypto -linih -lrdmacm -libverbs -lpthread
+LIBS_CORE := -lcrypto -linih -lpmem2 -lrdmacm -libverbs -lpthread
 
 ifeq ($(V),1)
 Q :=
@@ -61,8 +61,9 @@ LIB_SONAME := librdax.so.$(SOVER)
 LIB_REAL := $(B)/librdax.so.$(VERSION)
 
 PROGS := $(B)/rdaxd $(B)/rdax
+FIO_ENGINE := $(B)/fio-rdax.so
 
-all: $(PROGS) $(LIB_SO) $(B)/rdax.pc $(B)/librdax-core.a
+all: $(PROGS) $(LIB_SO) $(FIO_ENGINE) $(B)/rdax.pc $(B)/librdax-core.a
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -100,6 +101,22 @@ $(B)/rdax: $(B)/tools/rdax.o $(LIB_SO)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $< $(LDFLAGS) -L$(B) -lrdax -Wl,-rpath,'$$ORIGIN'
 
+# The fio engine is built against the source of the installed fio, which
+# tools/fetch-fio.sh fetches with `apt-get source fio` and configures.
+$(B)/fio-src/.version:
+	$(Q)command -v fio >/dev/null || tools/deps.sh fio
+	$(Q)tools/fetch-fio.sh $(B)/fio-src >/dev/null
+
+FIO_CFLAGS := -I$(B)/fio-src/src -include $(B)/fio-src/src/config-host.h \
+	      -D_FILE_OFFSET_BITS=64 -Wno-sign-compare -Wno-unused-parameter
+
+# GPL-2.0 (it includes fio headers); public librdax API only.
+$(FIO_ENGINE): fio/rdax.c include/rdax.h $(LIB_SO) $(B)/fio-src/.version
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) -fvisibility=default -D_GNU_SOURCE -Iinclude $(FIO_CFLAGS) \
+		-shared -o $@ $< $(LDFLAGS) -L$(B) -lrdax -Wl,-rpath,'$$ORIGIN:$$ORIGIN/..' \
+		-Wl,-z,nodelete
+
 # Unit tests may use any internal module.
 $(B)/tests/%: $(B)/tests/unit/%.o $(CLI_OBJ) $(B)/librdax-server.a $(B)/librdax-core.a
 	@mkdir -p $(dir $@)
@@ -122,6 +139,10 @@ tests: all $(UNIT_BIN) $(ITOOL_BIN) $(B)/bench/opentest-client
 
 deps:
 	tools/deps.sh
+
+# The README's Performance section, from build/bench/*.json
+readme-perf:
+	bench/perf-md.py --readme README.md build/bench/smbdirect.json
 
 # `make check` installs what is missing, builds, and runs every tier this
 # machine allows (the VM tier when qemu can boot).
@@ -151,6 +172,7 @@ install: all
 	ln -sf librdax.so.$(VERSION) $(DESTDIR)$(libdir)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(libdir)/librdax.so
 	install -D -m 0644 include/rdax.h $(DESTDIR)$(includedir)/rdax.h
+	install -D -m 0755 $(FIO_ENGINE) $(DESTDIR)$(libdir)/fio/fio-rdax.so
 	mkdir -p $(DESTDIR)$(pkgconfigdir)
 	sed -e 's|@prefix@|$(prefix)|' -e 's|@libdir@|$(libdir)|' \
 		-e 's|@includedir@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|' \
@@ -167,7 +189,7 @@ uninstall:
 clean:
 	rm -rf $(B) build-asan
 
-.PHONY: all tests deps check check-host check-vm check-asan demo install uninstall clean
+.PHONY: all tests deps check check-host check-vm check-asan demo install uninstall clean readme-perf
 .SECONDARY:
 
 -include $(shell find $(B) -name '*.d' -type f 2>/dev/null)

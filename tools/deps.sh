@@ -9,7 +9,7 @@ pkgs_build="gcc clang make pkg-config libc6-dev libssl-dev libinih-dev
 	liburing-dev libpmem2-dev libibverbs-dev librdmacm-dev libnuma-dev"
 pkgs_test="samba smbclient samba-testsuite tshark xxd procps psmisc
 	iproute2 openssl python3 gnuplot-nox"
-pkgs_fio="fio dpkg-dev"
+pkgs_fio="fio dpkg-dev libaio-dev"
 pkgs_vm="linux-image-amd64 qemu-system-x86 busybox-static cpio kmod
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	ndctl daxctl e2fsprogs cifs-utils iproute2 bc bison flex libelf-dev

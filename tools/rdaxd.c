@@ -21,6 +21,8 @@ static void usage(FILE *f)
 "  -g, --guest             shares allow guests; unknown users become guests\n"
 "  -p, --passdb FILE       NT-hash password file (see 'rdax passwd')\n"
 "  -C, --config FILE       smb.conf-syntax configuration\n"
+"      --store S           store of --share shares: auto (default: dax on a\n"
+"                          DAX mount), dax or posix\n"
 "      --signing MODE      auto (default), mandatory or disabled\n"
 "      --encrypt MODE      off, auto (default: clients may encrypt),\n"
 "                          desired or required\n"
@@ -58,6 +60,7 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "store", required_argument, NULL, 5 },
 		{ 0 }
 	};
 	struct srv_config cfg;
@@ -65,6 +68,7 @@ int main(int argc, char **argv)
 	struct srv *s = NULL;
 	const char *config = NULL;
 	bool guest = false, test = false;
+	enum srv_store store = SRV_STORE_AUTO;
 	int c, i, ret, rc, verbose = 0, nshares_cli = 0;
 	char *eq;
 
@@ -138,6 +142,16 @@ int main(int argc, char **argv)
 				cfg.min_dialect = p[k].d;
 			break;
 		}
+		case 5:
+			if (!strcmp(optarg, "auto"))
+				store = SRV_STORE_AUTO;
+			else if (!strcmp(optarg, "dax"))
+				store = SRV_STORE_DAX;
+			else if (!strcmp(optarg, "posix"))
+				store = SRV_STORE_POSIX;
+			else
+				{ rc = bad_usage("--store wants auto, dax or posix", optarg); goto out; }
+			break;
 		case 'w':
 			cfg.workers = atoi(optarg);
 			if (cfg.workers < 1 || cfg.workers > 256)
@@ -165,6 +179,8 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		{ rc = bad_usage("unexpected argument", argv[optind]); goto out; }
+	for (i = 0; i < cfg.nshares; i++)
+		cfg.shares[i]->store_want = store;	/* the --share ones so far */
 	if (config && srv_config_load(&cfg, config)) {
 		rc = 2;
 		goto out;

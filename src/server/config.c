@@ -405,6 +405,43 @@ static int share_param(struct ini_state *st, const char *name, const char *v)
 		snprintf(sh->comment, sizeof(sh->comment), "%s", v);
 		return 0;
 	}
+	if (!strcasecmp(name, "store")) {
+		if (!strcasecmp(v, "auto"))
+			sh->store_want = SRV_STORE_AUTO;
+		else if (!strcasecmp(v, "dax"))
+			sh->store_want = SRV_STORE_DAX;
+		else if (!strcasecmp(v, "posix"))
+			sh->store_want = SRV_STORE_POSIX;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcasecmp(name, "dax device")) {
+		if (*v != '/' || strlen(v) >= sizeof(sh->dax_device))
+			return -EINVAL;
+		snprintf(sh->dax_device, sizeof(sh->dax_device), "%s", v);
+		return 0;
+	}
+	if (!strcasecmp(name, "dax file name")) {
+		if (!*v || strpbrk(v, "/\\:*?\"<>|") || strlen(v) >= sizeof(sh->dax_name) ||
+		    !strcmp(v, ".") || !strcmp(v, ".."))
+			return -EINVAL;
+		snprintf(sh->dax_name, sizeof(sh->dax_name), "%s", v);
+		return 0;
+	}
+	if (!strcasecmp(name, "rdma registration")) {
+		if (!strcasecmp(v, "auto"))
+			sh->rung_want = SRV_RUNG_AUTO;
+		else if (!strcasecmp(v, "direct"))
+			sh->rung_want = SRV_RUNG_DIRECT;
+		else if (!strcasecmp(v, "odp"))
+			sh->rung_want = SRV_RUNG_ODP;
+		else if (!strcasecmp(v, "bounce"))
+			sh->rung_want = SRV_RUNG_BOUNCE;
+		else
+			return -EINVAL;
+		return 0;
+	}
 	if (!strcasecmp(name, "browseable") || !strcasecmp(name, "browsable") ||
 	    !strcasecmp(name, "available"))
 		return parse_bool(v, &b);
@@ -493,8 +530,20 @@ int srv_config_finish(struct srv_config *cfg)
 	for (i = 0; i < cfg->nshares; i++) {
 		struct srv_share *sh = cfg->shares[i];
 
+		sh->idx = i;
 		if (sh->ipc)
 			continue;
+		if (sh->dax_device[0]) {
+			if (sh->path[0]) {
+				fprintf(stderr, "rdaxd: share [%s]: give path or dax device, not both\n",
+					sh->name);
+				return -EINVAL;
+			}
+			ret = srv_store_select(sh);
+			if (ret)
+				return ret;
+			continue;
+		}
 		if (!sh->path[0]) {
 			fprintf(stderr, "rdaxd: share [%s] has no path\n", sh->name);
 			return -EINVAL;
@@ -505,6 +554,9 @@ int srv_config_finish(struct srv_config *cfg)
 				sh->path, strerror(-ret));
 			return ret;
 		}
+		ret = srv_store_select(sh);
+		if (ret)
+			return ret;
 	}
 	if (!srv_share_find(cfg, "IPC$")) {
 		ret = srv_config_add_share(cfg, "IPC$", NULL, &ipc);
@@ -526,6 +578,7 @@ void srv_config_free(struct srv_config *cfg)
 	for (i = 0; i < cfg->nshares; i++) {
 		struct srv_share *sh = cfg->shares[i];
 
+		srv_store_release(sh);
 		store_root_close(&sh->root);
 		for (j = 0; j < sh->nvalid; j++)
 			free(sh->valid_users[j]);

@@ -554,6 +554,15 @@ void srv_conn_free(struct srv_conn *c)
 	while (!list_empty(&c->sessions))
 		srv_session_free(list_entry(c->sessions.next, struct srv_session,
 					    conn_link));
+	c->w->gone.requests += c->stats.requests;
+	c->w->gone.bytes_read += c->stats.bytes_read;
+	c->w->gone.bytes_written += c->stats.bytes_written;
+	c->w->gone.errors += c->stats.errors;
+	c->w->gone.rdma_reads += c->stats.rdma_reads;
+	c->w->gone.rdma_writes += c->stats.rdma_writes;
+	c->w->gone.rdma_bytes += c->stats.rdma_bytes;
+	c->w->gone.zero_copy_bytes += c->stats.zero_copy_bytes;
+	c->w->gone.inline_io_bytes += c->stats.inline_io_bytes;
 	list_del(&c->worker_link);
 	c->w->nconns--;
 	atomic_fetch_sub(&c->srv->nconns, 1);

@@ -13,11 +13,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "crypto/crypto.h"
 #include "mem/mem.h"
 #include "proto/smb2.h"
 #include "proto/smbd.h"
+#include "store/dax.h"
 #include "store/store.h"
 #include "transport/smbdirect.h"
 #include "transport/transport.h"
@@ -34,6 +36,16 @@
 #define SRV_ASYNC 1			/* handler: the response comes later */
 
 enum srv_signing { SRV_SIGN_AUTO, SRV_SIGN_MANDATORY, SRV_SIGN_DISABLED };
+/* share option "store": auto picks dax when the share is on a DAX mount */
+enum srv_store { SRV_STORE_AUTO, SRV_STORE_POSIX, SRV_STORE_DAX };
+/*
+ * The registration ladder (where the NIC may touch file memory), chosen
+ * per share at start: direct (the mapping is an MR: zero copy), odp (an
+ * on-demand-paging MR over it), bounce (a registered DRAM pool and a CPU
+ * copy). "rdma registration" = auto picks the best one that works.
+ */
+enum srv_rung { SRV_RUNG_AUTO, SRV_RUNG_DIRECT, SRV_RUNG_ODP, SRV_RUNG_BOUNCE,
+		SRV_RUNG_NONE /* no RDMA listener */ };
 /* off: no cipher; auto: clients may encrypt; desired: ask capable
  * clients to; required: refuse unencrypted sessions (Samba's values). */
 enum srv_encrypt { SRV_ENC_OFF, SRV_ENC_AUTO, SRV_ENC_DESIRED, SRV_ENC_REQUIRED };
@@ -54,6 +66,21 @@ struct srv_share {
 	int nvalid;
 	struct store_root root;
 	struct srv_file_shard shards[SRV_FILE_SHARDS];
+	int idx;			/* in srv_config.shares */
+	enum srv_store store_want, store;
+	char store_why[640];
+	enum srv_rung rung_want, rung;
+	char rung_why[700];
+	/* "dax device": a device-DAX namespace served as one file */
+	char dax_device[256];
+	char dax_name[256];		/* its name in the share ("dax0.1") */
+	struct dax_file *devdax;
+	dev_t devdax_dev;		/* the placeholder that names it */
+	ino_t devdax_ino;
+	bool devdax_rundir;		/* path is a directory we made */
+	/* DAX writes of files no longer open (SIGUSR1 totals) */
+	atomic_uint_fast64_t dax_gone_mapped_written;
+	atomic_uint_fast64_t dax_gone_fd_written;
 };
 
 struct srv_listen {
@@ -117,6 +144,8 @@ struct srv_file {
 	bool delete_pending;
 	bool is_dir;
 	char *path;			/* current path, relative to the root */
+	struct dax_file *dax;		/* DAX store: the file's mapping */
+	bool dax_tried;
 };
 
 struct srv_open {
@@ -190,6 +219,7 @@ struct srv_conn_stats {
 	uint64_t rdma_reads;		/* SMB2 READs answered by RDMA Write */
 	uint64_t rdma_writes;		/* SMB2 WRITEs fetched by RDMA Read */
 	uint64_t rdma_bytes;
+	uint64_t zero_copy_bytes;	/* NIC <-> file mapping, no bounce */
 	uint64_t inline_io_bytes;
 };
 
@@ -229,6 +259,8 @@ struct srv_rdev {
 	struct ibv_pd *pd;
 	struct mem_pool *bounce;
 	struct list_head waiters;	/* rios waiting for bounce space */
+	struct ibv_mr **share_mr;	/* direct rung: a device share's mapping */
+	int nshare_mr;
 };
 
 /* An SMB2 READ or WRITE carried by RDMA, from request to response. */
@@ -251,6 +283,7 @@ struct srv_rio {
 	struct mem_seg seg[SRV_MAX_SEG];
 	int nseg;
 	struct smbd_sge sge[SRV_MAX_SEG];
+	void *win;			/* zero-copy: the file mapping's range */
 };
 
 /* A connection handed from the control thread to a worker. */
@@ -275,6 +308,7 @@ struct srv_worker {
 	struct srv_rdev rdev[SRV_MAX_RDEV];
 	int nrdev;
 	atomic_bool dump_stats;		/* SIGUSR1: log counters */
+	struct srv_conn_stats gone;	/* totals of connections closed */
 };
 
 struct srv {
@@ -428,6 +462,27 @@ int srv_file_path(struct srv_share *sh, struct srv_file *f, char *buf,
 int srv_path_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap);
 /* The inverse, with a leading '\' when lead is set. */
 int srv_path_to_utf16(const char *path, bool lead, uint8_t *out, size_t cap);
+
+/* File data and metadata of an open, through the share's store. */
+int srv_fstat(struct srv_open *o, struct stat *st);
+ssize_t srv_preadv(struct srv_open *o, const struct iovec *iov, int n, uint64_t off);
+/* sync: WRITE_THROUGH (a DAX store is always durable on return) */
+ssize_t srv_pwritev(struct srv_open *o, const struct iovec *iov, int n,
+		    uint64_t off, bool sync);
+int srv_fflush(struct srv_open *o);
+int srv_ftruncate(struct srv_open *o, uint64_t size);
+int srv_fallocate(struct srv_open *o, uint64_t size);
+int srv_copy_range(struct srv_open *src, uint64_t src_off, struct srv_open *dst,
+		   uint64_t dst_off, uint64_t len, uint64_t *copied);
+/* Attach the DAX mapping to a newly opened regular file of a DAX share. */
+int srv_file_attach_dax(struct srv_share *sh, struct srv_file *f, int fd);
+void srv_file_detach_dax(struct srv_share *sh, struct srv_file *f);
+/* Choose a share's store at start; errors go to stderr. */
+int srv_store_select(struct srv_share *sh);
+void srv_store_release(struct srv_share *sh);
+/* Choose each share's registration rung once RDMA listeners exist. */
+int srv_ladder_select(struct srv *s);
+const char *srv_rung_name(enum srv_rung r);
 
 /* Unix stat to the wire view. */
 struct fscc_info;

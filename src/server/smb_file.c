@@ -170,6 +170,7 @@ void srv_file_put(struct srv_share *sh, struct srv_file *f)
 				f->path, strerror(-ret));
 	}
 	pthread_mutex_unlock(&sd->lock);
+	srv_file_detach_dax(sh, f);
 	free(f->path);
 	free(f);
 }
@@ -335,6 +336,13 @@ int smb_create(struct srv_req *req)
 	if (ret)
 		return ret;
 	access = map_access(r.desired_access, t);
+	if (sh->devdax) {
+		/* a device share: one fixed file, no names made or removed */
+		access &= ~DELETE_ACCESS;
+		if (r.options & FILE_DELETE_ON_CLOSE ||
+		    (r.disposition != FILE_OPEN && r.disposition != FILE_OPEN_IF))
+			return -EACCES;
+	}
 	if (r.options & FILE_DELETE_ON_CLOSE && !(access & DELETE_ACCESS))
 		return -EINVAL;
 	if (t->read_only) {
@@ -371,7 +379,7 @@ int smb_create(struct srv_req *req)
 	} else {
 		if (r.disposition == FILE_OPEN || r.disposition == FILE_OVERWRITE)
 			return not_found_err(&sh->root, path);
-		if (t->read_only)
+		if (t->read_only || sh->devdax)
 			return -EACCES;
 		if (!*path)
 			return -EINVAL;
@@ -389,12 +397,12 @@ int smb_create(struct srv_req *req)
 	if (is_dir) {
 		ret = store_open(&sh->root, path, O_RDONLY | O_DIRECTORY, 0, &fd);
 	} else {
-		flags = (access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) ? O_RDWR : O_RDONLY;
+		flags = (access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) || truncate ?
+			O_RDWR : O_RDONLY;
 		flags |= O_NONBLOCK | O_NOCTTY;
 		if (!exists)
 			flags |= O_CREAT | O_EXCL;
-		if (truncate)
-			flags |= O_TRUNC;
+		/* truncation waits for the file table: a DAX mapping may exist */
 		ret = store_open(&sh->root, path, flags, 0644, &fd);
 		if (ret == -EEXIST && r.disposition == FILE_OPEN_IF) {
 			/* lost a race with another creator: open it instead */
@@ -435,6 +443,18 @@ int smb_create(struct srv_req *req)
 	if (srv_file_delete_pending(sh, o->file)) {
 		ret = -E_SMB_DELETE_PENDING;
 		goto out_put_file;
+	}
+	ret = srv_file_attach_dax(sh, o->file, fd);
+	if (ret)
+		goto out_put_file;
+	if (truncate) {
+		ret = srv_ftruncate(o, 0);
+		if (ret)
+			goto out_put_file;
+		if (fstat(fd, &st)) {
+			ret = -errno;
+			goto out_put_file;
+		}
 	}
 	ret = create_contexts(req, &r, o, &st, ctxbuf, sizeof(ctxbuf), &ctxlen);
 	if (ret)
@@ -512,7 +532,7 @@ int smb_flush(struct srv_req *req)
 		return ret;
 	if (!(o->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)))
 		return -EACCES;
-	ret = store_flush(o->fd);
+	ret = srv_fflush(o);
 	if (ret)
 		return ret;
 	if (srv_req_room(req, 8))
@@ -528,7 +548,7 @@ int smb_read(struct srv_req *req)
 	struct smb2_read_rsp rsp = { 0 };
 	struct smb2_read_req r;
 	struct srv_open *o;
-	uint8_t *data;
+	struct iovec iov;
 	ssize_t n;
 	int ret;
 
@@ -549,8 +569,9 @@ int smb_read(struct srv_req *req)
 	ret = srv_req_room(req, 16 + (size_t)r.length);
 	if (ret)
 		return ret;
-	data = req->w.p + SMB2_READ_RSP_DATA_OFF;
-	n = store_pread(o->fd, data, r.length, r.offset);
+	iov.iov_base = req->w.p + SMB2_READ_RSP_DATA_OFF;
+	iov.iov_len = r.length;
+	n = srv_preadv(o, &iov, 1, r.offset);
 	if (n < 0)
 		return (int)n;
 	if ((n == 0 && r.length) || (uint32_t)n < r.minimum)
@@ -569,6 +590,7 @@ int smb_write(struct srv_req *req)
 	struct smb2_write_rsp rsp = { 0 };
 	struct smb2_write_req r;
 	struct srv_open *o;
+	struct iovec iov;
 	uint64_t off;
 	struct stat st;
 	ssize_t n;
@@ -593,14 +615,17 @@ int smb_write(struct srv_req *req)
 		return -EINVAL;
 	off = r.offset;
 	if (off == UINT64_MAX) {	/* write at end of file */
-		if (fstat(o->fd, &st))
-			return -errno;
+		ret = srv_fstat(o, &st);
+		if (ret)
+			return ret;
 		off = (uint64_t)st.st_size;
 	}
 	if (off > INT64_MAX || r.length > INT64_MAX - off)
 		return -EFBIG;
-	n = store_pwrite(o->fd, r.data.p, r.length, off,
-			 o->write_through || (r.flags & SMB2_WRITEFLAG_WRITE_THROUGH));
+	iov.iov_base = (void *)r.data.p;
+	iov.iov_len = r.length;
+	n = srv_pwritev(o, &iov, 1, off,
+			o->write_through || (r.flags & SMB2_WRITEFLAG_WRITE_THROUGH));
 	if (n < 0)
 		return (int)n;
 	o->position = off + (uint64_t)n;

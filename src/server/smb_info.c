@@ -250,7 +250,7 @@ static int set_rename(struct srv_open *o, const struct smb2_buf *b, bool link)
 	bool replace;
 	int ret;
 
-	if (!(o->access & DELETE_ACCESS) && !link)
+	if ((!(o->access & DELETE_ACCESS) && !link) || sh->devdax)
 		return -EACCES;
 	ret = target_path(b, to, sizeof(to));
 	if (ret)
@@ -315,15 +315,15 @@ int smb_set_info(struct srv_req *req)
 		if (o->is_dir)
 			return -E_SMB_INVALID_DEVICE_REQUEST;
 		if (r.info_class == FileEndOfFileInformation) {
-			ret = store_truncate(o->fd, get_le64(r.data.p));
+			ret = srv_ftruncate(o, get_le64(r.data.p));
 		} else {
 			struct stat st;
 			uint64_t a = get_le64(r.data.p);
 
 			if (fstat(o->fd, &st))
 				return -errno;
-			ret = a < (uint64_t)st.st_size ? store_truncate(o->fd, a)
-						       : store_allocate(o->fd, a);
+			ret = a < (uint64_t)st.st_size ? srv_ftruncate(o, a)
+						       : srv_fallocate(o, a);
 		}
 		break;
 	case FilePositionInformation:

@@ -280,8 +280,7 @@ static int copy_chunk(struct srv_open *src, struct srv_open *dst,
 	if (!ret)
 		ret = range_locked(dst->fd, dst_off, ch->len, true);
 	if (!ret)
-		ret = store_copy_range(src->fd, ch->src_off, dst->fd, dst_off,
-				       ch->len, copied);
+		ret = srv_copy_range(src, ch->src_off, dst, dst_off, ch->len, copied);
 	if (!ret && *copied < ch->len)
 		ret = -E_SMB_INVALID_VIEW_SIZE;	/* the source shrank */
 	return ret;
@@ -334,7 +333,7 @@ static int copychunk(struct srv_req *req, struct srv_open *dst,
 		rsp.chunks_written++;
 	}
 	if (rsp.total_bytes_written && dst->write_through) {
-		int fret = store_flush(dst->fd);
+		int fret = srv_fflush(dst);
 
 		if (!ret)
 			ret = fret;

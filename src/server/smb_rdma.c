@@ -13,6 +13,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <rdma/rdma_cma.h>
+
 #include "proto/ntstatus.h"
 #include "server/server.h"
 #include "util/log.h"
@@ -29,6 +32,45 @@ static struct srv_rdev *rdev_find(struct srv_worker *w, struct ibv_context *verb
 		if (w->rdev[i].verbs == verbs)
 			return &w->rdev[i];
 	return NULL;
+}
+
+/*
+ * The zero-copy rungs: a device share's whole mapping is one MR per
+ * worker PD (direct); an on-demand-paging MR over the address space
+ * covers file mappings as they come and go (odp). Failures leave the
+ * share on the bounce path for this worker, with a warning.
+ */
+static void rdev_share_mrs(struct srv_worker *w, struct srv_rdev *d)
+{
+	struct srv_config *cfg = w->srv->cfg;
+	struct ibv_mr *odp = NULL;
+	int i;
+
+	d->share_mr = calloc((size_t)cfg->nshares, sizeof(*d->share_mr));
+	if (!d->share_mr)
+		return;
+	d->nshare_mr = cfg->nshares;
+	for (i = 0; i < cfg->nshares; i++) {
+		struct srv_share *sh = cfg->shares[i];
+		size_t len;
+		void *base;
+
+		if (sh->rung == SRV_RUNG_DIRECT && sh->devdax) {
+			base = dax_base(sh->devdax, &len);
+			d->share_mr[i] = ibv_reg_mr(d->pd, base, len, IBV_ACCESS_LOCAL_WRITE);
+			if (!d->share_mr[i])
+				pr_warn("worker %d: [%s] registering the device mapping: %s; using the bounce pool",
+					w->idx, sh->name, strerror(errno));
+		} else if (sh->rung == SRV_RUNG_ODP) {
+			if (!odp)
+				odp = ibv_reg_mr(d->pd, NULL, SIZE_MAX,
+						 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
+			if (!odp)
+				pr_warn("worker %d: [%s] implicit ODP MR: %s; using the bounce pool",
+					w->idx, sh->name, strerror(errno));
+			d->share_mr[i] = odp;
+		}
+	}
 }
 
 /* smbd_accept asks for the PD of a device: one per worker and device. */
@@ -59,6 +101,7 @@ static struct ibv_pd *pd_for(void *arg, struct ibv_context *verbs)
 		pr_info("worker %d: %zu MiB bounce pool registered on %s", w->idx,
 			w->srv->cfg->bounce_size >> 20,
 			ibv_get_device_name(verbs->device));
+	rdev_share_mrs(w, d);
 	w->nrdev++;
 	return d->pd;
 }
@@ -68,8 +111,22 @@ void srv_rdev_cleanup(struct srv_worker *w)
 	int i;
 
 	for (i = 0; i < w->nrdev; i++) {
-		mem_pool_free(&w->rdev[i].bounce);
-		ibv_dealloc_pd(w->rdev[i].pd);
+		struct srv_rdev *d = &w->rdev[i];
+		struct ibv_mr *odp = NULL;
+		int j;
+
+		for (j = 0; j < d->nshare_mr; j++) {
+			struct ibv_mr *mr = d->share_mr[j];
+
+			if (!mr || mr == odp)
+				continue;
+			if (w->srv->cfg->shares[j]->rung == SRV_RUNG_ODP)
+				odp = mr;
+			ibv_dereg_mr(mr);
+		}
+		free(d->share_mr);
+		mem_pool_free(&d->bounce);
+		ibv_dealloc_pd(d->pd);
 	}
 	w->nrdev = 0;
 }
@@ -108,6 +165,8 @@ static void rio_free(struct srv_rio *io)
 
 	if (io->nseg)
 		mem_pool_put(d->bounce, io->seg, io->nseg);
+	if (io->win)
+		dax_window_put(io->o->file->dax);
 	io->c->rio_active--;
 	srv_open_unref(io->o);
 	free(io);
@@ -172,15 +231,23 @@ static void write_done(struct smbd_rw *rw)
 		err = -EIO;
 		goto out;
 	}
+	if (io->win) {
+		/* the NIC wrote the file's memory: flush it to persistence */
+		dax_persist(io->o->file->dax, io->win, io->length);
+		n = io->length;
+		io->c->stats.zero_copy_bytes += (uint64_t)n;
+		goto done;
+	}
 	for (i = 0; i < io->nseg; i++) {
 		iov[i].iov_base = io->seg[i].addr;
 		iov[i].iov_len = io->seg[i].len;
 	}
-	n = store_pwritev(io->o->fd, iov, io->nseg, io->offset, io->write_through);
+	n = srv_pwritev(io->o, iov, io->nseg, io->offset, io->write_through);
 	if (n < 0) {
 		err = (int)n;
 		goto out;
 	}
+done:
 	io->done = (uint32_t)n;
 	io->c->stats.bytes_written += (uint64_t)n;
 	io->c->stats.rdma_bytes += (uint64_t)n;
@@ -209,6 +276,46 @@ static void wake_waiters(struct srv_rdev *d)
 	}
 }
 
+/*
+ * Direct and odp rungs: the NIC moves the data straight between the
+ * client's buffer and the file's mapping. Only ranges already mapped
+ * (below EOF) qualify; growth, EOF trimming and the rest take the
+ * bounce pool. Returns 1 if started, 0 to fall back, <0 on failure.
+ */
+static int rio_zero_copy(struct srv_rio *io)
+{
+	struct srv_share *sh = io->o->share;
+	struct dax_file *dax = io->o->file ? io->o->file->dax : NULL;
+	struct srv_rdev *d = io->c->rdev;
+	struct ibv_mr *mr;
+	int ret;
+
+	if ((sh->rung != SRV_RUNG_DIRECT && sh->rung != SRV_RUNG_ODP) || !dax ||
+	    io->o->is_dir || sh->idx >= d->nshare_mr || !(mr = d->share_mr[sh->idx]))
+		return 0;
+	io->win = dax_window(dax, io->offset, io->length);
+	if (!io->win)
+		return 0;
+	io->sge[0].addr = io->win;
+	io->sge[0].len = io->length;
+	io->sge[0].lkey = mr->lkey;
+	io->rw.done = io->write ? write_done : read_done;
+	ret = smbd_rw_post(io->c->x, !io->write, io->desc, io->ndesc, io->sge, 1, &io->rw);
+	if (ret)
+		return ret;
+	if (io->write) {
+		io->c->stats.rdma_writes++;
+		return 1;
+	}
+	io->done = io->length;
+	io->c->stats.rdma_reads++;
+	io->c->stats.bytes_read += io->done;
+	io->c->stats.rdma_bytes += io->done;
+	io->c->stats.zero_copy_bytes += io->done;
+	rio_respond(io, 0);
+	return 1;
+}
+
 static int rio_start(struct srv_rio *io)
 {
 	struct srv_rdev *d = io->c->rdev;
@@ -217,6 +324,11 @@ static int rio_start(struct srv_rio *io)
 	ssize_t n;
 	int i, nd, ret;
 
+	ret = rio_zero_copy(io);
+	if (ret > 0)
+		return 0;
+	if (ret < 0)
+		goto out_fail;
 	ret = mem_pool_get(d->bounce, io->length, io->seg, SRV_MAX_SEG);
 	if (ret == -EAGAIN) {
 		list_add_tail(&io->wait_link, &d->waiters);
@@ -243,7 +355,7 @@ static int rio_start(struct srv_rio *io)
 		iov[i].iov_base = io->seg[i].addr;
 		iov[i].iov_len = io->seg[i].len;
 	}
-	n = store_preadv(io->o->fd, iov, io->nseg, io->offset);
+	n = srv_preadv(io->o, iov, io->nseg, io->offset);
 	if (n < 0) {
 		ret = (int)n;
 		goto out_fail;
@@ -405,4 +517,222 @@ void srv_rdma_conn_gone(struct srv_conn *c)
 		list_del(&io->wait_link);
 		rio_free(io);
 	}
+}
+
+/* ---- the registration ladder ---- */
+
+const char *srv_rung_name(enum srv_rung r)
+{
+	switch (r) {
+	case SRV_RUNG_DIRECT:
+		return "direct";
+	case SRV_RUNG_ODP:
+		return "odp";
+	case SRV_RUNG_BOUNCE:
+		return "bounce";
+	case SRV_RUNG_NONE:
+		return "none";
+	default:
+		return "auto";
+	}
+}
+
+/* Implicit ODP with RC RDMA Read and Write: what the odp rung needs. */
+static bool dev_odp(struct ibv_context *v, char *why, size_t len)
+{
+	struct ibv_device_attr_ex a;
+	uint32_t need = IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_WRITE;
+
+	memset(&a, 0, sizeof(a));
+	if (ibv_query_device_ex(v, NULL, &a)) {
+		snprintf(why, len, "%s: ibv_query_device_ex: %s",
+			 ibv_get_device_name(v->device), strerror(errno));
+		return false;
+	}
+	if (!(a.odp_caps.general_caps & IBV_ODP_SUPPORT) ||
+	    !(a.odp_caps.general_caps & IBV_ODP_SUPPORT_IMPLICIT) ||
+	    (a.odp_caps.per_transport_caps.rc_odp_caps & need) != need) {
+		snprintf(why, len, "%s has no implicit on-demand paging for RC RDMA Read/Write "
+			 "(odp general caps 0x%llx, rc 0x%x)", ibv_get_device_name(v->device),
+			 (unsigned long long)a.odp_caps.general_caps,
+			 a.odp_caps.per_transport_caps.rc_odp_caps);
+		return false;
+	}
+	snprintf(why, len, "%s supports implicit ODP", ibv_get_device_name(v->device));
+	return true;
+}
+
+/* Can the NIC take the share's file memory as a plain (pinned) MR? */
+static bool dev_direct(struct srv_share *sh, struct ibv_context *v, char *why,
+		       size_t len)
+{
+	struct dax_file *probe = NULL;
+	struct ibv_mr *mr = NULL;
+	struct ibv_pd *pd;
+	char dwhy[256];
+	size_t mlen = 0;
+	void *addr = NULL;
+	int fd, e = 0;
+
+	if (sh->store != SRV_STORE_DAX) {
+		snprintf(why, len, "posix store: data passes through the registered bounce pool");
+		return false;
+	}
+	pd = ibv_alloc_pd(v);
+	if (!pd) {
+		snprintf(why, len, "%s: ibv_alloc_pd: %s", ibv_get_device_name(v->device),
+			 strerror(errno));
+		return false;
+	}
+	if (sh->devdax) {
+		addr = dax_base(sh->devdax, &mlen);
+	} else {
+		/* a 2 MiB unnamed file in the share, mapped as files are */
+		fd = openat(sh->root.fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		if (fd >= 0 && !ftruncate(fd, 2 << 20) && !dax_open(fd, &probe, dwhy, sizeof(dwhy))) {
+			mlen = 2 << 20;
+			addr = dax_window(probe, 0, mlen);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	if (addr) {
+		mr = ibv_reg_mr(pd, addr, mlen, IBV_ACCESS_LOCAL_WRITE);
+		e = errno;
+	}
+	if (mr) {
+		snprintf(why, len, "ibv_reg_mr of the %s mapping works on %s",
+			 sh->devdax ? "device-DAX" : "DAX file", ibv_get_device_name(v->device));
+		ibv_dereg_mr(mr);
+	} else if (addr) {
+		snprintf(why, len, "ibv_reg_mr of the DAX mapping on %s: %s%s",
+			 ibv_get_device_name(v->device), strerror(e),
+			 e == EOPNOTSUPP ? " (the kernel refuses long-term pins of fsdax pages)" : "");
+	} else {
+		snprintf(why, len, "cannot map a probe file in %.200s", sh->path);
+	}
+	if (probe) {
+		dax_window_put(probe);
+		dax_close(&probe);
+	}
+	ibv_dealloc_pd(pd);
+	return mr != NULL;
+}
+
+/* One share on one device: the best rung allowed, or an error. */
+static int share_rung(struct srv_share *sh, struct ibv_context *v, enum srv_rung *out,
+		      char *why, size_t len)
+{
+	char dwhy[320], owhy[320];
+	bool direct, odp;
+
+	if (sh->rung_want == SRV_RUNG_BOUNCE) {
+		*out = SRV_RUNG_BOUNCE;
+		snprintf(why, len, "rdma registration = bounce");
+		return 0;
+	}
+	direct = dev_direct(sh, v, dwhy, sizeof(dwhy));
+	odp = sh->store == SRV_STORE_DAX && dev_odp(v, owhy, sizeof(owhy));
+	if (sh->store != SRV_STORE_DAX)
+		snprintf(owhy, sizeof(owhy), "posix store");
+	switch (sh->rung_want) {
+	case SRV_RUNG_DIRECT:
+		if (!direct) {
+			snprintf(why, len, "rdma registration = direct: %s", dwhy);
+			return -EINVAL;
+		}
+		break;
+	case SRV_RUNG_ODP:
+		if (!odp) {
+			snprintf(why, len, "rdma registration = odp: %s", owhy);
+			return -EINVAL;
+		}
+		*out = SRV_RUNG_ODP;
+		snprintf(why, len, "%s", owhy);
+		return 0;
+	default:
+		break;
+	}
+	if (direct) {
+		*out = SRV_RUNG_DIRECT;
+		snprintf(why, len, "%s", dwhy);
+	} else if (odp) {
+		*out = SRV_RUNG_ODP;
+		snprintf(why, len, "%s; %s", dwhy, owhy);
+	} else {
+		*out = SRV_RUNG_BOUNCE;
+		snprintf(why, len, "%s%s%s", dwhy, sh->store == SRV_STORE_DAX ? "; " : "",
+			 sh->store == SRV_STORE_DAX ? owhy : "");
+	}
+	return 0;
+}
+
+/*
+ * Once, at start: each share's rung on the devices the RDMA listeners
+ * use (a wildcard listener: every device). With several devices the
+ * share takes the lowest rung any of them allows.
+ */
+int srv_ladder_select(struct srv *s)
+{
+	struct srv_config *cfg = s->cfg;
+	struct ibv_context **all = NULL, *devs[16];
+	int ndev = 0, i, j, ret = 0;
+	bool wildcard = false;
+
+	for (i = 0; i < s->nrdma_listen; i++) {
+		struct ibv_context *v = smbd_listener_verbs(s->rdma_listen[i]);
+
+		if (!v) {
+			wildcard = true;
+			continue;
+		}
+		for (j = 0; j < ndev && devs[j] != v; j++)
+			;
+		if (j == ndev && ndev < 16)
+			devs[ndev++] = v;
+	}
+	if (wildcard) {
+		int n = 0;
+
+		all = rdma_get_devices(&n);
+		for (i = 0; all && i < n; i++) {
+			for (j = 0; j < ndev && devs[j] != all[i]; j++)
+				;
+			if (j == ndev && ndev < 16)
+				devs[ndev++] = all[i];
+		}
+	}
+	for (i = 0; i < cfg->nshares; i++) {
+		struct srv_share *sh = cfg->shares[i];
+
+		if (sh->ipc)
+			continue;
+		if (!ndev) {
+			sh->rung = SRV_RUNG_NONE;
+			snprintf(sh->rung_why, sizeof(sh->rung_why), "no RDMA listener");
+			if (sh->rung_want == SRV_RUNG_DIRECT || sh->rung_want == SRV_RUNG_ODP)
+				pr_warn("[%s] rdma registration = %s has no effect without an rdma:// listener",
+					sh->name, srv_rung_name(sh->rung_want));
+			continue;
+		}
+		sh->rung = SRV_RUNG_DIRECT;
+		for (j = 0; j < ndev; j++) {
+			enum srv_rung r;
+			char why[sizeof(sh->rung_why)];
+
+			ret = share_rung(sh, devs[j], &r, why, sizeof(why));
+			if (ret) {
+				pr_err("share [%s]: %s", sh->name, why);
+				goto out;
+			}
+			if (r >= sh->rung) {
+				sh->rung = r;
+				snprintf(sh->rung_why, sizeof(sh->rung_why), "%s", why);
+			}
+		}
+	}
+out:
+	if (all)
+		rdma_free_devices(all);
+	return ret;
 }

@@ -210,12 +210,16 @@ static void worker_tick(struct srv_worker *w, uint64_t now)
 	}
 }
 
-/* SIGUSR1: what this worker holds right now, for operators and tests. */
+/*
+ * SIGUSR1: what this worker holds right now, and its RDMA counters since
+ * start (closed connections included), for operators and tests.
+ */
 static void worker_dump(struct srv_worker *w)
 {
 	struct list_head *pos, *tmp, *sp, *st;
 	int rdma = 0, sessions = 0, opens = 0, rio = 0, i;
-	uint64_t rreads = 0, rwrites = 0, rbytes = 0;
+	uint64_t rreads = w->gone.rdma_reads, rwrites = w->gone.rdma_writes;
+	uint64_t rbytes = w->gone.rdma_bytes, zbytes = w->gone.zero_copy_bytes;
 	size_t bfree = 0, btotal = 0;
 
 	list_for_each_safe(pos, tmp, &w->conns) {
@@ -226,6 +230,7 @@ static void worker_dump(struct srv_worker *w)
 		rreads += c->stats.rdma_reads;
 		rwrites += c->stats.rdma_writes;
 		rbytes += c->stats.rdma_bytes;
+		zbytes += c->stats.zero_copy_bytes;
 		list_for_each_safe(sp, st, &c->sessions) {
 			sessions++;
 			opens += list_entry(sp, struct srv_session, conn_link)->nopens;
@@ -239,9 +244,10 @@ static void worker_dump(struct srv_worker *w)
 	}
 	pr_notice("stats worker %d: connections %d (rdma %d) sessions %d opens %d "
 		  "rdma_io %d bounce_free %zu/%zu rdma_reads %llu rdma_writes %llu "
-		  "rdma_bytes %llu", w->idx, w->nconns, rdma, sessions, opens, rio,
-		  bfree, btotal, (unsigned long long)rreads,
-		  (unsigned long long)rwrites, (unsigned long long)rbytes);
+		  "rdma_bytes %llu zero_copy_bytes %llu", w->idx, w->nconns, rdma, sessions,
+		  opens, rio, bfree, btotal, (unsigned long long)rreads,
+		  (unsigned long long)rwrites, (unsigned long long)rbytes,
+		  (unsigned long long)zbytes);
 }
 
 static void *worker_main(void *arg)
@@ -406,6 +412,20 @@ int srv_new(struct srv_config *cfg, struct srv **out)
 		s->listen_fds[s->nlisten_fds++] = fd;
 		pr_notice("listening on tcp://%s:%u", l->addr, l->port);
 	}
+	ret = srv_ladder_select(s);
+	if (ret)
+		goto out_close;
+	for (i = 0; i < cfg->nshares; i++) {
+		struct srv_share *sh = cfg->shares[i];
+
+		if (sh->ipc)
+			continue;
+		pr_notice("share [%s]: store %s (%s)", sh->name,
+			  sh->store == SRV_STORE_DAX ? "dax" : "posix", sh->store_why);
+		if (sh->rung != SRV_RUNG_NONE)
+			pr_notice("share [%s]: rdma registration %s (%s)", sh->name,
+				  srv_rung_name(sh->rung), sh->rung_why);
+	}
 	s->nworkers = cfg->workers > 0 ? cfg->workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (s->nworkers < 1)
 		s->nworkers = 1;
@@ -436,6 +456,54 @@ out_close:
 out_free:
 	free(s);
 	return ret;
+}
+
+/* SIGUSR1: each share's store, rung and DAX mappings. */
+static void share_dump(struct srv *s)
+{
+	int i, j;
+
+	for (i = 0; i < s->cfg->nshares; i++) {
+		struct srv_share *sh = s->cfg->shares[i];
+		uint64_t mapped = 0, mw, tw;
+		int files = 0;
+
+		if (sh->ipc)
+			continue;
+		mw = atomic_load(&sh->dax_gone_mapped_written);
+		tw = atomic_load(&sh->dax_gone_fd_written);
+		if (sh->devdax) {
+			struct dax_stats st;
+
+			dax_get_stats(sh->devdax, &st);
+			mw += st.mapped_bytes_written;
+			tw += st.tail_bytes_written;
+		}
+		for (j = 0; j < SRV_FILE_SHARDS; j++) {
+			struct srv_file_shard *sd = &sh->shards[j];
+			struct list_head *pos, *tmp;
+
+			pthread_mutex_lock(&sd->lock);
+			list_for_each_safe(pos, tmp, &sd->files) {
+				struct srv_file *f = list_entry(pos, struct srv_file, link);
+				struct dax_stats st;
+
+				if (!f->dax || f->dax == sh->devdax)
+					continue;
+				dax_get_stats(f->dax, &st);
+				files++;
+				mapped += st.mapped;
+				mw += st.mapped_bytes_written;
+				tw += st.tail_bytes_written;
+			}
+			pthread_mutex_unlock(&sd->lock);
+		}
+		pr_notice("stats share [%s]: store %s rung %s dax_files %d dax_mapped %llu "
+			  "dax_mapped_writes %llu dax_fd_writes %llu", sh->name,
+			  sh->store == SRV_STORE_DAX ? "dax" : "posix", srv_rung_name(sh->rung),
+			  files, (unsigned long long)mapped, (unsigned long long)mw,
+			  (unsigned long long)tw);
+	}
 }
 
 /* An SMB-Direct connection request: hand it to a worker to accept. */
@@ -544,6 +612,7 @@ int srv_run(struct srv *s)
 					int k;
 
 					pr_notice("stats: %d connections", atomic_load(&s->nconns));
+					share_dump(s);
 					for (k = 0; k < s->nworkers; k++) {
 						atomic_store(&s->workers[k].dump_stats, true);
 						if (write(s->workers[k].efd, &one, sizeof(one)) < 0)

@@ -1170,6 +1170,11 @@ out_free:
 	return ret;
 }
 
+struct ibv_context *smbd_listener_verbs(const struct smbd_listener *l)
+{
+	return l->id->verbs;
+}
+
 int smbd_listener_fd(const struct smbd_listener *l)
 {
 	return l->ch->fd;

@@ -101,6 +101,8 @@ struct smbd_pending;
 int smbd_listen(const char *addr, unsigned int port, int backlog,
 		struct smbd_listener **out);
 int smbd_listener_fd(const struct smbd_listener *l);
+/* The device a listener is bound to; NULL for a wildcard address. */
+struct ibv_context *smbd_listener_verbs(const struct smbd_listener *l);
 /*
  * Drain CM events of a listener. Each connection request arrives as a
  * pending connection on its own event channel; cb must either

@@ -83,11 +83,17 @@ need() {
 	done
 }
 
-# start_rdaxd NAME ARGS...: start rdaxd on a free port; sets PORT and RDAXD_PID
+# start_rdaxd NAME ARGS...: start rdaxd on a free port; sets PORT and RDAXD_PID.
+# RDAX_TEST_STORE=dax runs its --share shares on the DAX store (forced
+# cache-line persistence where there is no pmem: libpmem2's test switch).
 start_rdaxd() {
 	name=$1
 	shift
 	PORT=$(free_port)
+	if [ "${RDAX_TEST_STORE:-}" = dax ]; then
+		set -- --store dax "$@"
+		export PMEM2_FORCE_GRANULARITY=${PMEM2_FORCE_GRANULARITY:-CACHE_LINE}
+	fi
 	"$RDAXD" --listen "tcp://127.0.0.1:$PORT" "$@" >"$T/$name.log" 2>&1 &
 	RDAXD_PID=$!
 	pids="$pids $RDAXD_PID"

@@ -6,67 +6,25 @@
 need smbd smbpasswd
 [ "$(id -u)" = 0 ] || skip "smbd needs root to switch to the session user"
 
+. "$top/tools/lib/smbd.sh"
 S=$T/smbd
-mkdir -p "$S/private" "$S/lock" "$S/state" "$S/cache" "$S/run" "$S/ncalrpc" \
-	"$S/share" "$S/pub"
-chmod 777 "$S/pub"
-# the guest account (nobody) must be able to reach the share
-chmod 711 "$T" "$S"
-PORT=$(free_port)
-cat >"$S/smb.conf" <<CONF
-[global]
-	smb ports = $PORT
-	interfaces = 127.0.0.1
-	bind interfaces only = yes
-	private dir = $S/private
-	lock directory = $S/lock
-	state directory = $S/state
-	cache directory = $S/cache
-	pid directory = $S/run
-	ncalrpc dir = $S/ncalrpc
-	log file = $S/log.%m
-	passdb backend = tdbsam:$S/private/passdb.tdb
-	server role = standalone server
-	map to guest = bad user
-	load printers = no
-	printcap name = /dev/null
-	disable spoolss = yes
-	server min protocol = SMB2_10
-[data]
-	path = $S/share
-	read only = no
-[pub]
-	path = $S/pub
-	read only = no
-	guest ok = yes
-CONF
-printf 'sambapw1\nsambapw1\n' | smbpasswd -c "$S/smb.conf" -s -a root >/dev/null ||
-	die "smbpasswd -a root failed"
-printf 'sambapw1\n' >"$T/root.pw"
-chmod 600 "$T/root.pw"
-smbd --foreground --no-process-group --configfile="$S/smb.conf" \
-	--debug-stdout -d 1 >"$S/smbd.out" 2>&1 &
-pids="$pids $!"
-i=0
-until python3 -c "import socket; socket.create_connection(('127.0.0.1', $PORT), 1)" 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -gt 100 ] && { cat "$S/smbd.out"; die "smbd did not start"; }
-	sleep 0.1
-done
+scratch_smbd "$S" data pub:guest || die "smbd did not start"
+pids="$pids $SMBD_PID"
+PORT=$SMBD_PORT
 
 U="smb://127.0.0.1:$PORT"
-A="--user root --password-file $T/root.pw"
+A="--user root --password-file $S/root.pw"
 head -c $((64 << 20)) /dev/urandom >"$T/big.bin"
 
 check "put 64 MiB to smbd" $RDAX $A put "$T/big.bin" "$U/data/big.bin"
-check "smbd's copy is byte-identical" cmp "$T/big.bin" "$S/share/big.bin"
+check "smbd's copy is byte-identical" cmp "$T/big.bin" "$S/data/big.bin"
 check "get 64 MiB from smbd" $RDAX $A get "$U/data/big.bin" "$T/back.bin"
 check "get is byte-identical" cmp "$T/big.bin" "$T/back.bin"
 check "mkdir" $RDAX $A mkdir "$U/data/d"
-check "mkdir made a directory" test -d "$S/share/d"
+check "mkdir made a directory" test -d "$S/data/d"
 check "touch" $RDAX $A touch "$U/data/d/t"
 check "mv" $RDAX $A mv "$U/data/big.bin" d/moved.bin
-check "mv moved it" test -f "$S/share/d/moved.bin"
+check "mv moved it" test -f "$S/data/d/moved.bin"
 check_output "ls" "moved.bin" $RDAX $A ls "$U/data/d"
 check_output "stat" "Size: 67108864" $RDAX $A stat "$U/data/d/moved.bin"
 check_output "rmdir of a non-empty dir fails with the status" \
@@ -74,13 +32,13 @@ check_output "rmdir of a non-empty dir fails with the status" \
 check "rm" $RDAX $A rm "$U/data/d/moved.bin"
 check "rm" $RDAX $A rm "$U/data/d/t"
 check "rmdir" $RDAX $A rmdir "$U/data/d"
-check "rmdir removed it" test ! -e "$S/share/d"
+check "rmdir removed it" test ! -e "$S/data/d"
 
 # many entries: QUERY_DIRECTORY continuation
-mkdir "$S/share/many"
+mkdir "$S/data/many"
 i=0
 while [ $i -lt 2000 ]; do
-	: >"$S/share/many/entry_with_a_reasonably_long_name_$i"
+	: >"$S/data/many/entry_with_a_reasonably_long_name_$i"
 	i=$((i + 1))
 done
 check_output "ls of 2000 entries" "^2000$" sh -c "$RDAX $A ls $U/data/many | wc -l"
@@ -90,7 +48,7 @@ for m in SMB3_11 SMB3_02 SMB3_00 SMB2_10; do
 		get "$U/data/many/entry_with_a_reasonably_long_name_1" "$T/x"
 done
 check "encrypted get on SMB3_11" $RDAX $A --encrypt put "$T/big.bin" "$U/data/enc.bin"
-check "encrypted copy is intact" cmp "$T/big.bin" "$S/share/enc.bin"
+check "encrypted copy is intact" cmp "$T/big.bin" "$S/data/enc.bin"
 check "encrypted get on SMB3_00" $RDAX $A --encrypt --max-protocol SMB3_00 \
 	get "$U/data/enc.bin" "$T/enc.back"
 check "encrypted 3.0 data is intact" cmp "$T/big.bin" "$T/enc.back"

@@ -8,12 +8,12 @@
 vm_peers_recipe=1
 
 vm_die() {
-	echo "$prog: $*" >&2
+	echo "${prog:-tests/vm}: $*" >&2
 	exit "${vm_die_rc:-125}"
 }
 
 vm_note() {
-	echo "$prog: $*" >&2
+	echo "${prog:-tests/vm}: $*" >&2
 }
 
 # Kernel release to boot: $RDAX_VM_KVER, else the newest /boot/vmlinuz-*

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+/*
+ * File data of an open through its share's store: the DAX store (a
+ * libpmem2 mapping shared by every open of the inode, durable when a
+ * write returns) or the POSIX store. Also each share's choice of store
+ * at start, and the device-DAX share: one namespace served as one file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "server/server.h"
+#include "util/log.h"
+
+static struct dax_file *dax_of(const struct srv_open *o)
+{
+	return o->file && !o->is_dir ? o->file->dax : NULL;
+}
+
+int srv_fstat(struct srv_open *o, struct stat *st)
+{
+	return fstat(o->fd, st) ? -errno : 0;
+}
+
+ssize_t srv_preadv(struct srv_open *o, const struct iovec *iov, int n, uint64_t off)
+{
+	struct dax_file *d = dax_of(o);
+
+	return d ? dax_preadv(d, iov, n, off) : store_preadv(o->fd, iov, n, off);
+}
+
+ssize_t srv_pwritev(struct srv_open *o, const struct iovec *iov, int n,
+		    uint64_t off, bool sync)
+{
+	struct dax_file *d = dax_of(o);
+
+	return d ? dax_pwritev(d, iov, n, off) : store_pwritev(o->fd, iov, n, off, sync);
+}
+
+/* DAX data is persistent already; fdatasync still covers metadata. */
+int srv_fflush(struct srv_open *o)
+{
+	struct dax_file *d = dax_of(o);
+
+	if (d && dax_is_device(d))
+		return 0;
+	return store_flush(o->fd);
+}
+
+int srv_ftruncate(struct srv_open *o, uint64_t size)
+{
+	struct dax_file *d = dax_of(o);
+
+	return d ? dax_truncate(d, size) : store_truncate(o->fd, size);
+}
+
+int srv_fallocate(struct srv_open *o, uint64_t size)
+{
+	struct dax_file *d = dax_of(o);
+
+	return d ? dax_allocate(d, size) : store_allocate(o->fd, size);
+}
+
+/*
+ * Server-side copy. Files of a DAX share stay durable-on-answer: the
+ * kernel copy is made durable at once; a device share has no file
+ * behind its name, so its data is copied through the mappings.
+ */
+int srv_copy_range(struct srv_open *src, uint64_t src_off, struct srv_open *dst,
+		   uint64_t dst_off, uint64_t len, uint64_t *copied)
+{
+	struct dax_file *ds = dax_of(src), *dd = dax_of(dst);
+	const size_t step = 1u << 20;
+	struct iovec iov;
+	uint64_t done = 0;
+	bool backward;
+	ssize_t n, w;
+	int ret = 0;
+
+	*copied = 0;
+	if (!(ds && dax_is_device(ds)) && !(dd && dax_is_device(dd))) {
+		ret = store_copy_range(src->fd, src_off, dst->fd, dst_off, len, copied);
+		if (!ret && dd && *copied)
+			ret = store_flush(dst->fd);
+		return ret;
+	}
+	iov.iov_base = malloc(step);
+	if (!iov.iov_base)
+		return -ENOMEM;
+	/* overlapping ranges of one device, destination above: back to front */
+	backward = ds == dd && dst_off > src_off && dst_off - src_off < len;
+	while (done < len) {
+		uint64_t chunk = len - done < step ? len - done : step;
+		uint64_t at = backward ? len - done - chunk : done;
+
+		iov.iov_len = (size_t)chunk;
+		n = srv_preadv(src, &iov, 1, src_off + at);
+		if (n <= 0 || (backward && (uint64_t)n < chunk)) {
+			ret = n < 0 ? (int)n : 0;
+			break;
+		}
+		iov.iov_len = (size_t)n;
+		w = srv_pwritev(dst, &iov, 1, dst_off + at, true);
+		if (w < 0) {
+			ret = (int)w;
+			break;
+		}
+		done += (uint64_t)w;
+		if (w < n)
+			break;
+	}
+	free(iov.iov_base);
+	*copied = done;
+	return done ? 0 : ret;
+}
+
+/* Called with the file's shard unlocked; opens of one inode race here. */
+int srv_file_attach_dax(struct srv_share *sh, struct srv_file *f, int fd)
+{
+	static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
+	char why[256];
+	struct stat st;
+	int ret = 0;
+
+	if (sh->store != SRV_STORE_DAX || f->is_dir)
+		return 0;
+	pthread_mutex_lock(&attach_lock);
+	if (f->dax_tried)
+		goto out;
+	f->dax_tried = true;
+	if (sh->devdax) {
+		if (fstat(fd, &st))
+			ret = -errno;
+		else if (st.st_dev == sh->devdax_dev && st.st_ino == sh->devdax_ino)
+			f->dax = sh->devdax;
+		goto out;
+	}
+	ret = dax_open(fd, &f->dax, why, sizeof(why));
+	if (ret) {
+		/* served through the POSIX store instead: still durable */
+		log_ratelimited(LOG_WARN, "[%s] %s: no DAX mapping (%s), using the posix store",
+				sh->name, f->path, why);
+		ret = 0;
+	}
+out:
+	pthread_mutex_unlock(&attach_lock);
+	return ret;
+}
+
+void srv_file_detach_dax(struct srv_share *sh, struct srv_file *f)
+{
+	struct dax_stats st;
+
+	if (f->dax && f->dax != sh->devdax) {
+		dax_get_stats(f->dax, &st);
+		atomic_fetch_add(&sh->dax_gone_mapped_written, st.mapped_bytes_written);
+		atomic_fetch_add(&sh->dax_gone_fd_written, st.tail_bytes_written);
+		dax_close(&f->dax);
+	}
+	f->dax = NULL;
+}
+
+/*
+ * dax device = /dev/daxX.Y: the namespace is served as one fixed-size
+ * file. Its name lives in a private directory the server makes (a sparse
+ * placeholder of the device's size, so stat and listings need no special
+ * case); opens of it read and write the device mapping.
+ */
+static int devdax_setup(struct srv_share *sh)
+{
+	char tmpl[4096], why[256], *base;
+	const char *rundir = getenv("RUNTIME_DIRECTORY");
+	struct stat st;
+	int fd, pfd, ret;
+
+	fd = open(sh->dax_device, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		fprintf(stderr, "rdaxd: share [%s]: dax device = %s: %s\n", sh->name,
+			sh->dax_device, strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st) || !S_ISCHR(st.st_mode)) {
+		fprintf(stderr, "rdaxd: share [%s]: dax device = %s: not a device-DAX character device\n",
+			sh->name, sh->dax_device);
+		close(fd);
+		return -EINVAL;
+	}
+	ret = dax_open(fd, &sh->devdax, why, sizeof(why));
+	close(fd);
+	if (ret) {
+		fprintf(stderr, "rdaxd: share [%s]: dax device = %s: %s\n", sh->name,
+			sh->dax_device, why);
+		return ret;
+	}
+	if (!sh->dax_name[0]) {
+		base = strrchr(sh->dax_device, '/');
+		snprintf(sh->dax_name, sizeof(sh->dax_name), "%s", base ? base + 1 : sh->dax_device);
+	}
+	snprintf(tmpl, sizeof(tmpl), "%s/rdaxd-%s-XXXXXX", rundir && *rundir ? rundir : "/tmp",
+		 sh->name);
+	if (!mkdtemp(tmpl)) {
+		ret = -errno;
+		fprintf(stderr, "rdaxd: share [%s]: %s: %s\n", sh->name, tmpl, strerror(errno));
+		goto out_close;
+	}
+	snprintf(sh->path, sizeof(sh->path), "%s", tmpl);
+	sh->devdax_rundir = true;
+	ret = store_root_open(sh->path, &sh->root);
+	if (ret)
+		goto out_rmdir;
+	pfd = openat(sh->root.fd, sh->dax_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (pfd < 0) {
+		ret = -errno;
+		fprintf(stderr, "rdaxd: share [%s]: dax file name %s: %s\n", sh->name,
+			sh->dax_name, strerror(errno));
+		goto out_root;
+	}
+	if (ftruncate(pfd, (off_t)dax_size(sh->devdax)) || fstat(pfd, &st)) {
+		ret = -errno;
+		close(pfd);
+		goto out_unlink;
+	}
+	close(pfd);
+	sh->devdax_dev = st.st_dev;
+	sh->devdax_ino = st.st_ino;
+	sh->store = SRV_STORE_DAX;
+	snprintf(sh->store_why, sizeof(sh->store_why),
+		 "device DAX %s (%llu MiB) served as %s", sh->dax_device,
+		 (unsigned long long)(dax_size(sh->devdax) >> 20), sh->dax_name);
+	return 0;
+out_unlink:
+	unlinkat(sh->root.fd, sh->dax_name, 0);
+out_root:
+	store_root_close(&sh->root);
+out_rmdir:
+	rmdir(sh->path);
+	sh->devdax_rundir = false;
+out_close:
+	dax_close(&sh->devdax);
+	return ret;
+}
+
+void srv_store_release(struct srv_share *sh)
+{
+	if (sh->devdax_rundir) {
+		if (sh->root.fd >= 0)
+			unlinkat(sh->root.fd, sh->dax_name, 0);
+		rmdir(sh->path);
+		sh->devdax_rundir = false;
+	}
+	dax_close(&sh->devdax);
+}
+
+int srv_store_select(struct srv_share *sh)
+{
+	char why[192];
+	int ret;
+
+	if (sh->dax_device[0])
+		return devdax_setup(sh);
+	if (sh->store_want == SRV_STORE_POSIX) {
+		sh->store = SRV_STORE_POSIX;
+		snprintf(sh->store_why, sizeof(sh->store_why), "store = posix");
+		return 0;
+	}
+	ret = dax_probe(sh->root.fd, why, sizeof(why));
+	if (!ret) {
+		sh->store = SRV_STORE_DAX;
+		snprintf(sh->store_why, sizeof(sh->store_why), "%s", why);
+		return 0;
+	}
+	if (sh->store_want == SRV_STORE_DAX) {
+		fprintf(stderr, "rdaxd: share [%s]: store = dax, but %s: %s\n", sh->name,
+			sh->path, why);
+		return ret == -EOPNOTSUPP ? -EINVAL : ret;
+	}
+	sh->store = SRV_STORE_POSIX;
+	snprintf(sh->store_why, sizeof(sh->store_why), "not DAX: %s", why);
+	return 0;
+}

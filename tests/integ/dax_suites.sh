@@ -1,0 +1,20 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The suites whose rdaxd shares come from --share, run again with those
+# shares on the DAX store (RDAX_TEST_STORE=dax; see lib.sh): smbtorture's
+# smb2 tests, the async API at several depths, and malformed traffic.
+. "$(dirname "$0")/lib.sh"
+d=$(dirname "$0")
+for t in smbtorture async badinput; do
+	RDAX_TEST_STORE=dax sh "$d/$t.sh" >"$T/$t.out" 2>&1
+	rc=$?
+	case $rc in
+	0) echo "ok: $t on the DAX store ($(grep -c '^ok' "$T/$t.out") checks)" ;;
+	77) echo "note: $t skipped: $(grep SKIP "$T/$t.out" | head -n 1)" ;;
+	*)
+		echo "FAIL: $t on the DAX store (rc=$rc)"
+		grep -E 'FAIL|failure|error' "$T/$t.out" | head -n 20 | sed 's/^/    | /'
+		nfail=$((nfail + 1)) ;;
+	esac
+done
+finish

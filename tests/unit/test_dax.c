@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DAX store on the host: no pmem here, so files live on an ordinary file
+ * system with libpmem2's documented test switch PMEM2_FORCE_GRANULARITY
+ * forcing cache-line persistence (CLWB/CLFLUSHOPT + fence on page-cache
+ * memory). Exercises growth, the mapped/unmapped boundary, page-unaligned
+ * tails, truncation, sparse files, allocation and concurrent users.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/dax.h"
+#include "t.h"
+
+static char dir[] = "/tmp/rdax-dax-XXXXXX";
+
+static int dirfd_;
+
+static int mkfile(const char *name)
+{
+	int fd = openat(dirfd_, name, O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	T_ASSERT(fd >= 0);
+	return fd;
+}
+
+static void fill(uint8_t *p, size_t n, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		p[i] = (uint8_t)(seed >> 56);
+	}
+}
+
+static ssize_t wr(struct dax_file *f, const void *b, size_t n, uint64_t off)
+{
+	struct iovec v = { (void *)b, n };
+
+	return dax_pwritev(f, &v, 1, off);
+}
+
+static ssize_t rd(struct dax_file *f, void *b, size_t n, uint64_t off)
+{
+	struct iovec v = { b, n };
+
+	return dax_preadv(f, &v, 1, off);
+}
+
+static void probe(void)
+{
+	char why[256];
+	int ret;
+
+	t_section("probe");
+	unsetenv("PMEM2_FORCE_GRANULARITY");
+	ret = dax_probe(dirfd_, why, sizeof(why));
+	printf("  unforced: %d (%s)\n", ret, why);
+	/* /tmp is not DAX on a CI host; on a DAX mount this is 0 */
+	T_ASSERT(ret == -EOPNOTSUPP || ret == 0);
+	if (ret == -EOPNOTSUPP)
+		T_ASSERT(strstr(why, "DAX") != NULL);
+	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 1);
+	ret = dax_probe(dirfd_, why, sizeof(why));
+	printf("  forced: %d (%s)\n", ret, why);
+	T_EQ(ret, 0);
+	T_ASSERT(strstr(why, "cache line") != NULL);
+}
+
+/* sequential growth from empty: mapped part grows, data intact */
+static void growth(void)
+{
+	const size_t chunk = 256 << 10, total = 24 << 20;
+	uint8_t *buf = malloc(total), *back = malloc(total);
+	struct dax_stats st;
+	struct dax_file *f;
+	char why[256];
+	size_t off;
+	int fd;
+
+	t_section("growth");
+	fd = mkfile("grow.bin");
+	T_EQ(dax_open(fd, &f, why, sizeof(why)), 0);
+	fill(buf, total, 1);
+	for (off = 0; off < total; off += chunk)
+		T_EQ(wr(f, buf + off, chunk, off), (long long)chunk);
+	dax_get_stats(f, &st);
+	printf("  mapped %llu of %zu in %d pieces; %llu bytes via mapping, %llu via pwritev2\n",
+	       (unsigned long long)st.mapped, total, st.maps,
+	       (unsigned long long)st.mapped_bytes_written,
+	       (unsigned long long)st.tail_bytes_written);
+	T_ASSERT(st.mapped >= total / 2);	/* geometric steps: at least half */
+	T_ASSERT(st.maps >= 2 && st.maps < 16);
+	T_EQ(dax_size(f), (long long)total);
+	/* overwrite everything: now mostly through the mapping */
+	fill(buf, total, 2);
+	T_EQ(wr(f, buf, total, 0), (long long)total);
+	dax_get_stats(f, &st);
+	T_ASSERT(st.mapped_bytes_written >= total / 2);
+	/* one read spanning mapped part and tail */
+	memset(back, 0, total);
+	T_EQ(rd(f, back, total, 0), (long long)total);
+	T_MEMEQ(back, buf, total);
+	/* what the kernel sees through its own fd is the same */
+	memset(back, 0, total);
+	T_EQ(pread(fd, back, total, 0), (long long)total);
+	T_ASSERT(!memcmp(back, buf, total));
+	/* reads stop at EOF */
+	T_EQ(rd(f, back, 4096, total - 100), 100);
+	T_EQ(rd(f, back, 4096, total + 5), 0);
+	dax_close(&f);
+	T_ASSERT(f == NULL);
+	/* a fresh open maps the whole file at once */
+	T_EQ(dax_open(fd, &f, why, sizeof(why)), 0);
+	dax_get_stats(f, &st);
+	T_EQ(st.mapped, (long long)total);
+	T_EQ(st.maps, 1);
+	dax_close(&f);
+	close(fd);
+	free(buf);
+	free(back);
+}
+
+/* page-unaligned sizes: the tail beyond the last page goes through the fd */
+static void unaligned(void)
+{
+	uint8_t buf[3 << 20], back[3 << 20];
+	struct dax_stats st;
+	struct dax_file *f;
+	char why[256];
+	int fd;
+
+	t_section("unaligned tail");
+	fd = mkfile("tail.bin");
+	fill(buf, sizeof(buf), 3);
+	T_EQ(pwrite(fd, buf, (2 << 20) + 1234, 0), (2 << 20) + 1234);
+	T_EQ(dax_open(fd, &f, why, sizeof(why)), 0);
+	dax_get_stats(f, &st);
+	T_EQ(st.mapped, 2 << 20);
+	/* a write straddling the mapped end and EOF */
+	T_EQ(wr(f, buf + 100, 8192, (2 << 20) - 4096), 8192);
+	memcpy(back, buf, sizeof(back));
+	memcpy(back + (2 << 20) - 4096, buf + 100, 8192);
+	memset(buf, 0, sizeof(buf));
+	T_EQ(rd(f, buf, sizeof(buf), 0), (2 << 20) + 4096);
+	T_MEMEQ(buf, back, (2 << 20) + 4096);
+	T_EQ(dax_size(f), (2 << 20) + 4096);
+	dax_close(&f);
+	close(fd);
+}
+
+static void truncation(void)
+{
+	uint8_t *buf = malloc(8 << 20), *back = malloc(8 << 20);
+	struct dax_stats st;
+	struct dax_file *f;
+	char why[256];
+	int fd;
+
+	t_section("truncate and sparse");
+	fd = mkfile("trunc.bin");
+	fill(buf, 8 << 20, 4);
+	T_EQ(pwrite(fd, buf, 8 << 20, 0), 8 << 20);
+	T_EQ(dax_open(fd, &f, why, sizeof(why)), 0);
+	/* shrink below the mapping, unaligned: no access faults past EOF */
+	T_EQ(dax_truncate(f, (3 << 20) + 77), 0);
+	dax_get_stats(f, &st);
+	T_ASSERT(st.mapped <= (3u << 20));
+	T_EQ(dax_size(f), (3 << 20) + 77);
+	T_EQ(rd(f, back, 8 << 20, 0), (3 << 20) + 77);
+	T_MEMEQ(back, buf, (3 << 20) + 77);
+	/* writes to the old (now unmapped) range regrow the file */
+	T_EQ(wr(f, buf + (5 << 20), 1 << 20, 5 << 20), 1 << 20);
+	T_EQ(dax_size(f), 6 << 20);
+	T_EQ(rd(f, back, 1 << 20, 5 << 20), 1 << 20);
+	T_MEMEQ(back, buf + (5 << 20), 1 << 20);
+	/* the gap between old EOF and the write reads as zeros */
+	T_EQ(rd(f, back, 4096, 4 << 20), 4096);
+	memset(buf, 0, 4096);
+	T_MEMEQ(back, buf, 4096);
+	/* grow by truncate: a sparse extension, then a far sparse write */
+	T_EQ(dax_truncate(f, 64 << 20), 0);
+	T_EQ(dax_size(f), 64 << 20);
+	T_EQ(wr(f, "far", 3, (1ull << 30) + 5), 3);
+	T_EQ(dax_size(f), (1 << 30) + 8);
+	T_EQ(rd(f, back, 8, (1ull << 30)), 8);
+	T_MEMEQ(back, "\0\0\0\0\0far", 8);
+	T_EQ(rd(f, back, 4096, 40 << 20), 4096);
+	T_MEMEQ(back, buf, 4096);
+	dax_get_stats(f, &st);
+	printf("  after sparse growth: mapped %llu in %d pieces\n",
+	       (unsigned long long)st.mapped, st.maps);
+	/* allocate never shrinks */
+	T_EQ(dax_allocate(f, 4096), 0);
+	T_EQ(dax_size(f), (1 << 30) + 8);
+	T_EQ(dax_truncate(f, 0), 0);
+	dax_get_stats(f, &st);
+	T_EQ(st.mapped, 0);
+	T_EQ(st.maps, 0);
+	T_EQ(rd(f, back, 4096, 0), 0);
+	T_EQ(dax_allocate(f, 5 << 20), 0);
+	T_EQ(dax_size(f), 5 << 20);
+	dax_get_stats(f, &st);
+	T_EQ(st.mapped, 5 << 20);	/* allocated space gets mapped */
+	T_ASSERT(!dax_is_device(f));
+	/* a window held across a truncate: retired, regrowth waits for it */
+	{
+		uint8_t *w = dax_window(f, 4096, 8192);
+
+		T_ASSERT(w != NULL);
+		T_ASSERT(dax_window(f, 5 << 20, 1) == NULL);	/* beyond the mapping */
+		memset(w, 0x5a, 8192);
+		dax_persist(f, w, 8192);
+		T_EQ(rd(f, back, 8192, 4096), 8192);
+		memset(buf, 0x5a, 8192);
+		T_MEMEQ(back, buf, 8192);
+		T_EQ(dax_truncate(f, 0), 0);
+		T_EQ(dax_allocate(f, 4 << 20), 0);
+		dax_get_stats(f, &st);
+		T_EQ(st.mapped, 0);		/* the old piece still holds the range */
+		T_EQ(rd(f, back, 4096, 4096), 4096);	/* served from the fd */
+		dax_window_put(f);
+		T_EQ(wr(f, buf, 8192, 4 << 20), 8192);	/* a tail write regrows */
+		dax_get_stats(f, &st);
+		T_ASSERT(st.mapped >= (4u << 20));
+		memset(buf, 0, 4096);
+		T_EQ(rd(f, back, 4096, 4096), 4096);
+		T_MEMEQ(back, buf, 4096);
+	}
+	dax_close(&f);
+	close(fd);
+	free(buf);
+	free(back);
+}
+
+struct worker {
+	struct dax_file *f;
+	int idx;
+	int errors;
+};
+
+/* each thread owns a 1 MiB stripe; they grow the file together */
+static void *stripe_worker(void *arg)
+{
+	struct worker *w = arg;
+	uint8_t buf[64 << 10], back[64 << 10];
+	int round, i;
+
+	for (round = 0; round < 8; round++) {
+		for (i = 0; i < 16; i++) {
+			uint64_t off = ((uint64_t)round * 4 + (uint64_t)w->idx) * (1 << 20) +
+				       (uint64_t)i * sizeof(buf);
+
+			fill(buf, sizeof(buf), off);
+			if (wr(w->f, buf, sizeof(buf), off) != (ssize_t)sizeof(buf) ||
+			    rd(w->f, back, sizeof(back), off) != (ssize_t)sizeof(back) ||
+			    memcmp(buf, back, sizeof(buf)))
+				w->errors++;
+		}
+	}
+	return NULL;
+}
+
+static void concurrent(void)
+{
+	struct worker w[4];
+	pthread_t th[4];
+	struct dax_stats st;
+	struct dax_file *f;
+	uint8_t buf[64 << 10], back[64 << 10];
+	char why[256];
+	uint64_t off;
+	int fd, i, bad = 0;
+
+	t_section("four threads growing one file");
+	fd = mkfile("conc.bin");
+	T_EQ(dax_open(fd, &f, why, sizeof(why)), 0);
+	for (i = 0; i < 4; i++) {
+		w[i] = (struct worker){ .f = f, .idx = i };
+		pthread_create(&th[i], NULL, stripe_worker, &w[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		T_EQ(w[i].errors, 0);
+	}
+	T_EQ(dax_size(f), 32 << 20);
+	for (off = 0; off < (32u << 20); off += sizeof(buf)) {
+		fill(buf, sizeof(buf), off);
+		if (rd(f, back, sizeof(back), off) != (ssize_t)sizeof(back) ||
+		    memcmp(buf, back, sizeof(buf)))
+			bad++;
+	}
+	T_EQ(bad, 0);
+	dax_get_stats(f, &st);
+	printf("  mapped %llu in %d pieces\n", (unsigned long long)st.mapped, st.maps);
+	dax_close(&f);
+	close(fd);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir))
+		T_SKIP("mkdtemp failed");
+	dirfd_ = open(dir, O_RDONLY | O_DIRECTORY);
+	if (dirfd_ < 0)
+		T_SKIP("cannot open the temporary directory");
+	probe();
+	growth();
+	unaligned();
+	truncation();
+	concurrent();
+	unlinkat(dirfd_, "grow.bin", 0);
+	unlinkat(dirfd_, "tail.bin", 0);
+	unlinkat(dirfd_, "trunc.bin", 0);
+	unlinkat(dirfd_, "conc.bin", 0);
+	close(dirfd_);
+	if (rmdir(dir))
+		printf("warning: %s not empty\n", dir);
+	return t_done();
+}

@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: MIT
+# Start a scratch Samba smbd on a loopback port with its own smb.conf,
+# for tests and benchmarks that run it side by side with rdaxd (sourced).
+#
+#   scratch_smbd DIR NAME[:guest]...
+#
+# Each share NAME is the directory DIR/NAME (":guest" adds guest ok).
+# User root gets the password in DIR/root.pw (mode 0600). Sets SMBD_PORT
+# and SMBD_PID; returns non-zero (with smbd's output on stderr) if smbd
+# does not start. smbd must run as root to switch to the session user.
+
+scratch_smbd() {
+	_d=$1
+	shift
+	mkdir -p "$_d/private" "$_d/lock" "$_d/state" "$_d/cache" "$_d/run" \
+		"$_d/ncalrpc" || return 1
+	SMBD_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	cat >"$_d/smb.conf" <<CONF
+[global]
+	smb ports = $SMBD_PORT
+	interfaces = 127.0.0.1
+	bind interfaces only = yes
+	private dir = $_d/private
+	lock directory = $_d/lock
+	state directory = $_d/state
+	cache directory = $_d/cache
+	pid directory = $_d/run
+	ncalrpc dir = $_d/ncalrpc
+	log file = $_d/log.%m
+	passdb backend = tdbsam:$_d/private/passdb.tdb
+	server role = standalone server
+	map to guest = bad user
+	load printers = no
+	printcap name = /dev/null
+	disable spoolss = yes
+	server min protocol = SMB2_10
+CONF
+	for _s in "$@"; do
+		_n=${_s%:guest}
+		mkdir -p "$_d/$_n" || return 1
+		printf '[%s]\n\tpath = %s\n\tread only = no\n' "$_n" "$_d/$_n" >>"$_d/smb.conf"
+		if [ "$_n" != "$_s" ]; then
+			# the guest account (nobody) must reach the share
+			chmod 777 "$_d/$_n"
+			chmod 711 "$_d" "$(dirname "$_d")"
+			printf '\tguest ok = yes\n' >>"$_d/smb.conf"
+		fi
+	done
+	_pw=scratch-$$-pw
+	printf '%s\n%s\n' "$_pw" "$_pw" |
+		smbpasswd -c "$_d/smb.conf" -s -a root >/dev/null || return 1
+	printf '%s\n' "$_pw" >"$_d/root.pw"
+	chmod 600 "$_d/root.pw"
+	# its own session: smbd signals its whole process group on exit
+	setsid smbd --foreground --no-process-group --configfile="$_d/smb.conf" \
+		--debug-stdout -d 1 >"$_d/smbd.out" 2>&1 &
+	SMBD_PID=$!
+	_i=0
+	until python3 -c "import socket; socket.create_connection(('127.0.0.1', $SMBD_PORT), 1)" 2>/dev/null; do
+		_i=$((_i + 1))
+		if [ $_i -gt 100 ] || ! kill -0 "$SMBD_PID" 2>/dev/null; then
+			cat "$_d/smbd.out" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}
