@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crypto/passdb.h"
 #include "server/server.h"
 #include "util/log.h"
 
@@ -26,7 +27,7 @@ static void usage(FILE *f)
 "      --signing MODE      auto (default), mandatory or disabled\n"
 "      --encrypt MODE      off, auto (default: clients may encrypt),\n"
 "                          desired or required\n"
-"      --max-protocol P    SMB2_10, SMB3_00, SMB3_02 or SMB3_11\n"
+"      --max-protocol P    SMB2_02, SMB2_10, SMB3_00, SMB3_02 or SMB3_11\n"
 "      --min-protocol P    lowest dialect accepted (default SMB2_10)\n"
 "  -w, --workers N         worker threads (default: one per CPU)\n"
 "  -t, --test-config       check the configuration and exit\n"
@@ -73,6 +74,17 @@ int main(int argc, char **argv)
 	char *eq;
 
 	srv_config_init(&cfg);
+	/* the file first: options on the command line override it */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "s:l:gp:C:w:tvVh", opts, NULL)) != -1)
+		if (c == 'C')
+			config = optarg;
+	opterr = 1;
+	if (config && srv_config_load(&cfg, config)) {
+		rc = 2;
+		goto out;
+	}
+	optind = 0;
 	while ((c = getopt_long(argc, argv, "s:l:gp:C:w:tvVh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -80,10 +92,18 @@ int main(int argc, char **argv)
 			if (!eq || eq == optarg || !eq[1])
 				{ rc = bad_usage("--share wants NAME=PATH", optarg); goto out; }
 			*eq = 0;
-			ret = srv_config_add_share(&cfg, optarg, eq + 1, &sh);
+			sh = srv_share_find(&cfg, optarg);
+			if (sh && !sh->from_cli && !sh->ipc) {
+				/* a section of the file: the command line sets its path */
+				snprintf(sh->path, sizeof(sh->path), "%s", eq + 1);
+				ret = 0;
+			} else {
+				ret = srv_config_add_share(&cfg, optarg, eq + 1, &sh);
+			}
 			if (ret)
 				{ rc = bad_usage(ret == -EEXIST ? "share given twice" :
 						 "invalid share name", optarg); goto out; }
+			sh->from_cli = true;
 			nshares_cli++;
 			break;
 		case 'l':
@@ -98,8 +118,7 @@ int main(int argc, char **argv)
 			snprintf(cfg.passdb_path, sizeof(cfg.passdb_path), "%s", optarg);
 			break;
 		case 'C':
-			config = optarg;
-			break;
+			break;		/* loaded above */
 		case 1:
 			if (!strcmp(optarg, "auto"))
 				cfg.signing = SRV_SIGN_AUTO;
@@ -180,11 +199,8 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		{ rc = bad_usage("unexpected argument", argv[optind]); goto out; }
 	for (i = 0; i < cfg.nshares; i++)
-		cfg.shares[i]->store_want = store;	/* the --share ones so far */
-	if (config && srv_config_load(&cfg, config)) {
-		rc = 2;
-		goto out;
-	}
+		if (cfg.shares[i]->from_cli)
+			cfg.shares[i]->store_want = store;
 	if (!cfg.nshares)
 		{ rc = bad_usage("no shares: give --share NAME=PATH or --config FILE", NULL); goto out; }
 	if (guest) {
@@ -206,14 +222,29 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (test) {
+		if (cfg.passdb_path[0]) {
+			struct passdb *db = NULL;
+
+			ret = passdb_load(cfg.passdb_path, &db);
+			if (ret) {
+				fprintf(stderr, "rdaxd: passdb %s: %s\n", cfg.passdb_path,
+					ret == -EPERM ? "must not be readable or writable by group or others (chmod 600)" :
+					strerror(-ret));
+				rc = 2;
+				goto out;
+			}
+			passdb_free(&db);
+		}
 		printf("configuration OK: %d share%s\n", cfg.nshares - 1,
 		       cfg.nshares == 2 ? "" : "s");
 		for (i = 0; i < cfg.nshares; i++)
 			if (!cfg.shares[i]->ipc)
-				printf("  [%s] %s%s%s\n", cfg.shares[i]->name,
+				printf("  [%s] %s%s%s store %s\n", cfg.shares[i]->name,
+				       cfg.shares[i]->dax_device[0] ? cfg.shares[i]->dax_device :
 				       cfg.shares[i]->path,
 				       cfg.shares[i]->read_only ? " read-only" : "",
-				       cfg.shares[i]->guest_ok ? " guest-ok" : "");
+				       cfg.shares[i]->guest_ok ? " guest-ok" : "",
+				       cfg.shares[i]->store == SRV_STORE_DAX ? "dax" : "posix");
 		rc = 0;
 		goto out;
 	}

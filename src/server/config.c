@@ -330,6 +330,10 @@ static int global_param(struct ini_state *st, const char *name, const char *v)
 
 		if (*end || n < 0 || n > 1000000)
 			return -EINVAL;
+		/* the same ranges as the command line; 0 would refuse everyone */
+		if ((!strcasecmp(name, "workers") && n > 256) ||
+		    (strcasecmp(name, "log level") && strcasecmp(name, "workers") && n < 1))
+			return -EINVAL;
 		if (!strcasecmp(name, "workers"))
 			cfg->workers = (int)n;
 		else if (!strcasecmp(name, "max connections"))
@@ -341,8 +345,11 @@ static int global_param(struct ini_state *st, const char *name, const char *v)
 		return 0;
 	}
 	if (!strcasecmp(name, "guest ok") || !strcasecmp(name, "public")) {
+		/* as in Samba: the default of every share; guests must also
+		 * be able to log on, so unknown users map to guest */
 		if (parse_bool(v, &b))
 			return -EINVAL;
+		cfg->guest_ok_default = b;
 		if (b)
 			cfg->map_to_guest = true;
 		return 0;
@@ -395,6 +402,7 @@ static int share_param(struct ini_state *st, const char *name, const char *v)
 		if (parse_bool(v, &b))
 			return -EINVAL;
 		sh->guest_ok = b;
+		sh->guest_ok_set = true;
 		return 0;
 	}
 	if (!strcasecmp(name, "valid users")) {
@@ -533,6 +541,8 @@ int srv_config_finish(struct srv_config *cfg)
 		sh->idx = i;
 		if (sh->ipc)
 			continue;
+		if (!sh->guest_ok_set)
+			sh->guest_ok = sh->guest_ok || cfg->guest_ok_default;
 		if (sh->dax_device[0]) {
 			if (sh->path[0]) {
 				fprintf(stderr, "rdaxd: share [%s]: give path or dax device, not both\n",

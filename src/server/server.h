@@ -61,6 +61,8 @@ struct srv_share {
 	char comment[128];
 	bool read_only;
 	bool guest_ok;
+	bool guest_ok_set;		/* given in its section */
+	bool from_cli;			/* --share */
 	bool ipc;
 	char **valid_users;
 	int nvalid;
@@ -96,6 +98,7 @@ struct srv_config {
 	int nshares;
 	char passdb_path[4096];
 	bool map_to_guest;		/* unknown users become guests */
+	bool guest_ok_default;		/* [global] guest ok */
 	uint16_t min_dialect;
 	uint16_t max_dialect;
 	enum srv_signing signing;

@@ -85,4 +85,30 @@ $RDAXD --share x="$T/a" --passdb "$T/pdb" --listen tcp://127.0.0.1:1 >"$T/out" 2
 rc=$?
 check "a group/world-readable passdb is refused" test $rc != 0
 check_output "... with the fix" "chmod 600" cat "$T/out"
+# the command line overrides the file; [global] guest ok is every share's default
+mkdir -p "$T/b" "$T/c"
+cat >"$T/ovr.conf" <<CONF
+[global]
+	guest ok = yes
+	workers = 3
+[a]
+	path = $T/a
+[b]
+	path = $T/b
+	guest ok = no
+CONF
+check_output "--share overrides a section's path" "\\[a\\] $T/c guest-ok" \
+	$RDAXD --config "$T/ovr.conf" --share a="$T/c" --test-config
+check_output "[global] guest ok is a default a share can turn off" "\\[b\\] $T/b store" \
+	$RDAXD --config "$T/ovr.conf" --test-config
+check_fails "a share given twice on the command line is refused" \
+	$RDAXD --config "$T/ovr.conf" --share d="$T/a" --share d="$T/b" --test-config
+for bad in "max connections = 0" "max open files = 0" "workers = 300"; do
+	printf '[global]\n\t%s\n[x]\n\tpath = %s\n' "$bad" "$T/a" >"$T/bad.conf"
+	check_fails "'$bad' is refused" $RDAXD --config "$T/bad.conf" --guest --test-config
+done
+check_fails "--test-config checks the passdb" \
+	$RDAXD --share x="$T/a" --passdb "$T/nonexistent.pdb" --test-config
+check_output "... and names it" "passdb $T/nonexistent.pdb: No such file" \
+	$RDAXD --share x="$T/a" --passdb "$T/nonexistent.pdb" --test-config
 finish
