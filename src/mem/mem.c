@@ -391,6 +391,11 @@ size_t mem_pool_size(const struct mem_pool *p)
 	return p->size;
 }
 
+void *mem_pool_base(const struct mem_pool *p)
+{
+	return p->mem;
+}
+
 size_t mem_pool_free_bytes(const struct mem_pool *p)
 {
 	return (size_t)p->free_units * p->unit;

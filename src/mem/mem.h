@@ -73,6 +73,7 @@ int mem_pool_new(struct ibv_pd *pd, size_t size, size_t unit, int access,
 int mem_pool_get(struct mem_pool *p, size_t len, struct mem_seg *segs, int max);
 void mem_pool_put(struct mem_pool *p, const struct mem_seg *segs, int n);
 size_t mem_pool_size(const struct mem_pool *p);
+void *mem_pool_base(const struct mem_pool *p);
 size_t mem_pool_free_bytes(const struct mem_pool *p);
 void mem_pool_free(struct mem_pool **p);
 

@@ -31,6 +31,7 @@ int srv_config_init(struct srv_config *cfg)
 	cfg->log_level = LOG_NOTICE;
 	smbd_params_default(&cfg->smbd);
 	cfg->bounce_size = 64u << 20;
+	cfg->io_uring = true;
 	strcpy(cfg->netbios_name, "RDAX");
 	strcpy(cfg->workgroup, "WORKGROUP");
 	return 0;
@@ -303,6 +304,12 @@ static int global_param(struct ini_state *st, const char *name, const char *v)
 	}
 	if (!strcasecmp(name, "passdb file")) {
 		snprintf(cfg->passdb_path, sizeof(cfg->passdb_path), "%s", v);
+		return 0;
+	}
+	if (!strcasecmp(name, "io uring")) {
+		if (parse_bool(v, &b))
+			return -EINVAL;
+		cfg->io_uring = b;
 		return 0;
 	}
 	if (!strcasecmp(name, "map to guest")) {

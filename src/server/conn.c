@@ -550,6 +550,10 @@ void srv_conn_free(struct srv_conn *c)
 	/* RDMA I/O in flight completes (flushed) while opens still exist */
 	c->closing = true;
 	srv_rdma_conn_gone(c);
+	/* file I/O of its requests on the worker's ring finishes first */
+	while (c->store_active > 0 && c->w->ring)
+		if (store_ring_wait(c->w->ring) < 0)
+			break;
 	c->x->ops->destroy(c->x);
 	while (!list_empty(&c->sessions))
 		srv_session_free(list_entry(c->sessions.next, struct srv_session,

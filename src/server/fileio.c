@@ -151,8 +151,41 @@ out:
 	return ret;
 }
 
+/*
+ * A second descriptor of the file with O_DIRECT, for transfers whose
+ * offset, lengths and buffers are aligned (io_uring from the bounce
+ * pool). -1 where the file system has no O_DIRECT (tmpfs).
+ */
+int srv_file_direct_fd(struct srv_open *o, bool write)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct srv_file *f = o->file;
+	char path[64];
+	int fd;
+
+	if (!f || o->is_dir)
+		return -1;
+	pthread_mutex_lock(&lock);
+	if (!f->direct_tried) {
+		f->direct_tried = true;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", o->fd);
+		fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+		if (fd < 0 && errno == EACCES)
+			fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+		f->direct_fd = fd;
+	}
+	fd = f->direct_fd;
+	pthread_mutex_unlock(&lock);
+	if (fd >= 0 && write && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY)
+		return -1;
+	return fd;
+}
+
 void srv_file_detach_dax(struct srv_share *sh, struct srv_file *f)
 {
+	if (f->direct_fd >= 0)
+		close(f->direct_fd);
+	f->direct_fd = -1;
 	struct dax_stats st;
 
 	if (f->dax && f->dax != sh->devdax) {

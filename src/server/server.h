@@ -21,6 +21,7 @@
 #include "proto/smbd.h"
 #include "store/dax.h"
 #include "store/store.h"
+#include "store/uring.h"
 #include "transport/smbdirect.h"
 #include "transport/transport.h"
 #include "util/list.h"
@@ -109,6 +110,7 @@ struct srv_config {
 	int max_opens;			/* per session */
 	struct smbd_params smbd;	/* SMB-Direct sizes and credits */
 	size_t bounce_size;		/* registered pool per device per worker */
+	bool io_uring;			/* posix store I/O on io_uring */
 	char netbios_name[16];
 	char workgroup[16];
 	int log_level;
@@ -149,6 +151,8 @@ struct srv_file {
 	char *path;			/* current path, relative to the root */
 	struct dax_file *dax;		/* DAX store: the file's mapping */
 	bool dax_tried;
+	int direct_fd;			/* O_DIRECT twin for aligned I/O, or -1 */
+	bool direct_tried;
 };
 
 struct srv_open {
@@ -254,6 +258,7 @@ struct srv_conn {
 	struct srv_conn_stats stats;
 	struct srv_rdev *rdev;		/* SMB-Direct device state */
 	int rio_active;			/* RDMA I/O in flight */
+	int store_active;		/* of those, waiting for io_uring */
 };
 
 /* Per worker and RDMA device: one PD and one registered bounce pool. */
@@ -287,6 +292,7 @@ struct srv_rio {
 	int nseg;
 	struct smbd_sge sge[SRV_MAX_SEG];
 	void *win;			/* zero-copy: the file mapping's range */
+	struct store_rw srw;		/* io_uring transfer to/from the bounce */
 };
 
 /* A connection handed from the control thread to a worker. */
@@ -311,6 +317,9 @@ struct srv_worker {
 	struct srv_rdev rdev[SRV_MAX_RDEV];
 	int nrdev;
 	atomic_bool dump_stats;		/* SIGUSR1: log counters */
+	struct store_ring *ring;	/* io_uring for the POSIX store, or NULL */
+	struct xprt_ev ring_ev;
+	uint64_t uring_ops, uring_direct_ops;
 	struct srv_conn_stats gone;	/* totals of connections closed */
 };
 
@@ -475,6 +484,8 @@ ssize_t srv_pwritev(struct srv_open *o, const struct iovec *iov, int n,
 int srv_fflush(struct srv_open *o);
 int srv_ftruncate(struct srv_open *o, uint64_t size);
 int srv_fallocate(struct srv_open *o, uint64_t size);
+/* The open's O_DIRECT descriptor for aligned transfers, or -1. */
+int srv_file_direct_fd(struct srv_open *o, bool write);
 int srv_copy_range(struct srv_open *src, uint64_t src_off, struct srv_open *dst,
 		   uint64_t dst_off, uint64_t len, uint64_t *copied);
 /* Attach the DAX mapping to a newly opened regular file of a DAX share. */

@@ -145,6 +145,7 @@ struct srv_file *srv_file_get(struct srv_share *sh, dev_t dev, ino_t ino,
 		f->ino = ino;
 		f->is_dir = is_dir;
 		f->nopen = 1;
+		f->direct_fd = -1;
 		list_add_tail(&f->link, &sd->files);
 	}
 out_unlock:
@@ -421,6 +422,11 @@ int smb_create(struct srv_req *req)
 	}
 	if (!is_dir && !S_ISREG(st.st_mode)) {
 		ret = -EACCES;		/* devices, fifos, sockets are not served */
+		goto out_close_fd;
+	}
+	/* O_NONBLOCK only guarded the open; io_uring would honour it */
+	if (!is_dir && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+		ret = -errno;
 		goto out_close_fd;
 	}
 	o = calloc(1, sizeof(*o));

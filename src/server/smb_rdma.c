@@ -102,6 +102,12 @@ static struct ibv_pd *pd_for(void *arg, struct ibv_context *verbs)
 			w->srv->cfg->bounce_size >> 20,
 			ibv_get_device_name(verbs->device));
 	rdev_share_mrs(w, d);
+	if (d->bounce && w->ring) {
+		ret = store_ring_set_buffer(w->ring, w->nrdev, mem_pool_base(d->bounce),
+					    mem_pool_size(d->bounce));
+		if (ret)
+			pr_warn("worker %d: io_uring fixed buffer: %s", w->idx, strerror(-ret));
+	}
 	w->nrdev++;
 	return d->pd;
 }
@@ -219,6 +225,50 @@ static void read_done(struct smbd_rw *rw)
 	rio_free(io);
 }
 
+static void write_stored(struct store_rw *srw);
+static void read_loaded(struct store_rw *srw);
+
+/*
+ * POSIX store with a worker ring: the bounce segments go to or come from
+ * the file through io_uring (fixed buffers; O_DIRECT when aligned), and
+ * the request continues in write_stored/read_loaded. False: do it inline.
+ */
+static bool rio_store_async(struct srv_rio *io)
+{
+	struct srv_conn *c = io->c;
+	struct srv_worker *w = c->w;
+	struct store_rw *srw = &io->srw;
+	int i, dfd;
+
+	if (!w->ring || (io->o->file && io->o->file->dax) || io->nseg > STORE_RW_MAX_SEG)
+		return false;
+	memset(srw, 0, sizeof(*srw));
+	srw->write = io->write;
+	srw->niov = io->nseg;
+	srw->off = io->offset;
+	srw->buf_index = (int)(c->rdev - w->rdev);
+	for (i = 0; i < io->nseg; i++) {
+		srw->iov[i].iov_base = io->seg[i].addr;
+		srw->iov[i].iov_len = io->seg[i].len;
+	}
+	if (io->write)
+		srw->rwflags = io->write_through ? RWF_DSYNC : 0;
+	srw->fd = io->o->fd;
+	if (store_rw_aligned(srw, 4096)) {
+		dfd = srv_file_direct_fd(io->o, io->write);
+		if (dfd >= 0) {
+			srw->fd = dfd;
+			w->uring_direct_ops++;
+		}
+	}
+	srw->done = io->write ? write_stored : read_loaded;
+	if (store_ring_submit(w->ring, srw))
+		return false;
+	w->uring_ops++;
+	c->store_active++;
+	return true;
+}
+
 /* RDMA Read of written data finished: store it, then answer. */
 static void write_done(struct smbd_rw *rw)
 {
@@ -238,6 +288,8 @@ static void write_done(struct smbd_rw *rw)
 		io->c->stats.zero_copy_bytes += (uint64_t)n;
 		goto done;
 	}
+	if (rio_store_async(io))
+		return;		/* write_stored() answers */
 	for (i = 0; i < io->nseg; i++) {
 		iov[i].iov_base = io->seg[i].addr;
 		iov[i].iov_len = io->seg[i].len;
@@ -257,6 +309,36 @@ out:
 }
 
 static int rio_start(struct srv_rio *io);
+static void rio_read_post(struct srv_rio *io, ssize_t n);
+
+static void write_stored(struct store_rw *srw)
+{
+	struct srv_rio *io = container_of(srw, struct srv_rio, srw);
+	int err = 0;
+
+	io->c->store_active--;
+	if (srw->res < 0) {
+		err = (int)srw->res;
+	} else {
+		io->done = (uint32_t)srw->res;
+		io->c->stats.bytes_written += (uint64_t)srw->res;
+		io->c->stats.rdma_bytes += (uint64_t)srw->res;
+	}
+	rio_respond(io, err);
+	rio_free(io);
+}
+
+static void read_loaded(struct store_rw *srw)
+{
+	struct srv_rio *io = container_of(srw, struct srv_rio, srw);
+
+	io->c->store_active--;
+	if (io->c->closing) {
+		rio_free(io);
+		return;
+	}
+	rio_read_post(io, srw->res);
+}
 
 /* Bounce space came back: start the waiters that now fit. */
 static void wake_waiters(struct srv_rdev *d)
@@ -320,9 +402,8 @@ static int rio_start(struct srv_rio *io)
 {
 	struct srv_rdev *d = io->c->rdev;
 	struct iovec iov[SRV_MAX_SEG];
-	uint64_t left;
 	ssize_t n;
-	int i, nd, ret;
+	int i, ret;
 
 	ret = rio_zero_copy(io);
 	if (ret > 0)
@@ -351,11 +432,27 @@ static int rio_start(struct srv_rio *io)
 		io->c->stats.rdma_writes++;
 		return 0;
 	}
+	if (rio_store_async(io))
+		return 0;	/* read_loaded() goes on */
 	for (i = 0; i < io->nseg; i++) {
 		iov[i].iov_base = io->seg[i].addr;
 		iov[i].iov_len = io->seg[i].len;
 	}
 	n = srv_preadv(io->o, iov, io->nseg, io->offset);
+	rio_read_post(io, n);
+	return 0;
+out_fail:
+	rio_respond(io, ret);
+	rio_free(io);
+	return 0;
+}
+
+/* The bounce holds n bytes of the file (or n < 0): send them by RDMA. */
+static void rio_read_post(struct srv_rio *io, ssize_t n)
+{
+	uint64_t left;
+	int i, nd, ret;
+
 	if (n < 0) {
 		ret = (int)n;
 		goto out_fail;
@@ -391,11 +488,10 @@ static int rio_start(struct srv_rio *io)
 	io->c->stats.rdma_bytes += io->done;
 	/* RC ordering puts the data before this send at the client */
 	rio_respond(io, 0);
-	return 0;
+	return;
 out_fail:
 	rio_respond(io, ret);
 	rio_free(io);
-	return 0;
 }
 
 /* [MS-SMB2] 3.3.5.12/13 + [MS-SMBD] checks; then the I/O goes async. */

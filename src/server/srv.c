@@ -244,10 +244,11 @@ static void worker_dump(struct srv_worker *w)
 	}
 	pr_notice("stats worker %d: connections %d (rdma %d) sessions %d opens %d "
 		  "rdma_io %d bounce_free %zu/%zu rdma_reads %llu rdma_writes %llu "
-		  "rdma_bytes %llu zero_copy_bytes %llu", w->idx, w->nconns, rdma, sessions,
-		  opens, rio, bfree, btotal, (unsigned long long)rreads,
-		  (unsigned long long)rwrites, (unsigned long long)rbytes,
-		  (unsigned long long)zbytes);
+		  "rdma_bytes %llu zero_copy_bytes %llu uring_ops %llu uring_direct %llu",
+		  w->idx, w->nconns, rdma, sessions, opens, rio, bfree, btotal,
+		  (unsigned long long)rreads, (unsigned long long)rwrites,
+		  (unsigned long long)rbytes, (unsigned long long)zbytes,
+		  (unsigned long long)w->uring_ops, (unsigned long long)w->uring_direct_ops);
 }
 
 static void *worker_main(void *arg)
@@ -279,6 +280,10 @@ static void *worker_main(void *arg)
 
 			if (!e) {
 				worker_take_new(w);
+				continue;
+			}
+			if (e == &w->ring_ev) {
+				store_ring_reap(w->ring);
 				continue;
 			}
 			x = e->x;
@@ -318,10 +323,26 @@ int srv_worker_start(struct srv *s, struct srv_worker *w, int idx)
 		ret = -errno;
 		goto out_close_efd;
 	}
+	if (s->cfg->io_uring) {
+		ret = store_ring_new(512, &w->ring);
+		if (ret) {
+			if (!idx)
+				pr_warn("io_uring unavailable (%s): the posix store uses plain syscalls",
+					strerror(-ret));
+		} else {
+			ev.data.ptr = &w->ring_ev;
+			if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, store_ring_fd(w->ring), &ev)) {
+				ret = -errno;
+				goto out_ring;
+			}
+		}
+	}
 	ret = -pthread_create(&w->thread, NULL, worker_main, w);
 	if (ret)
-		goto out_close_efd;
+		goto out_ring;
 	return 0;
+out_ring:
+	store_ring_free(&w->ring);
 out_close_efd:
 	close(w->efd);
 out_close_ep:
@@ -336,6 +357,8 @@ void srv_worker_stop(struct srv_worker *w)
 	if (write(w->efd, &one, sizeof(one)) < 0)
 		pr_warn("worker %d doorbell: %s", w->idx, strerror(errno));
 	pthread_join(w->thread, NULL);
+	/* the ring's fixed buffers are the bounce pools: it goes first */
+	store_ring_free(&w->ring);
 	close(w->efd);
 	close(w->epfd);
 	rbuf_pool_free(w);
