@@ -3,7 +3,9 @@
  * librdax: an SMB3 client over TCP (and SMB-Direct) with registered
  * buffers. Every call returns 0 or a non-negative count on success and
  * a negative errno on failure; the NTSTATUS the server sent and a
- * message are kept per connection (rdax_last_status, rdax_errmsg).
+ * message are kept per connection (rdax_last_status, rdax_errmsg) and
+ * describe the last call only. Sockets are written with MSG_NOSIGNAL:
+ * a server that goes away is an error (-EPIPE), never SIGPIPE.
  *
  * Threading: a connection and everything opened through it belong to
  * one thread at a time; different connections may be used in parallel.
@@ -58,7 +60,11 @@ RDAX_API int rdax_cfg_set_guest(struct rdax_cfg *cfg, bool guest);
 RDAX_API int rdax_cfg_set_signing(struct rdax_cfg *cfg, bool required);
 RDAX_API int rdax_cfg_set_encryption(struct rdax_cfg *cfg, bool required);
 RDAX_API int rdax_cfg_set_dialects(struct rdax_cfg *cfg, uint16_t min, uint16_t max);
-/* Per-request timeout in milliseconds (default 60000). */
+/*
+ * Per-request timeout in milliseconds (default 60000); it also bounds
+ * connecting and rdax_ioq_delete(). -1: no timeout (TCP and SMB-Direct).
+ * 0 and other negative values: -EINVAL.
+ */
 RDAX_API int rdax_cfg_set_timeout(struct rdax_cfg *cfg, int ms);
 /* SMB-Direct: I/O of at least this many bytes moves by RDMA (default 4096). */
 RDAX_API int rdax_cfg_set_rdma_threshold(struct rdax_cfg *cfg, uint32_t bytes);
@@ -67,18 +73,22 @@ RDAX_API int rdax_cfg_set_rdma_threshold(struct rdax_cfg *cfg, uint32_t bytes);
 
 struct rdax_conn;
 
-/* Connect, NEGOTIATE and SESSION_SETUP. port 0 = 445. */
+/*
+ * Connect, NEGOTIATE and SESSION_SETUP. port 0 = 445. A host name that
+ * does not resolve: -ENXIO ("cannot resolve host H: <resolver's text>").
+ */
 RDAX_API int rdax_connect(struct rdax_conn **out, const char *host,
 			  unsigned int port, const struct rdax_cfg *cfg);
 /* LOGOFF and close; *c becomes NULL. NULL is a no-op. */
 RDAX_API void rdax_disconnect(struct rdax_conn **c);
 
 /*
- * Message about the last failure on this connection ("" if none). With
- * c == NULL: the calling thread's last failed rdax_connect.
+ * Message about the failure of the last call on this connection ("" if
+ * it succeeded); every call clears it first. With c == NULL: the calling
+ * thread's last rdax_connect.
  */
 RDAX_API const char *rdax_errmsg(const struct rdax_conn *c);
-/* NTSTATUS of the last response that failed (0 if none). */
+/* NTSTATUS of the failed response behind the last call's failure (or 0). */
 RDAX_API uint32_t rdax_last_status(const struct rdax_conn *c);
 /* "STATUS_OBJECT_NAME_NOT_FOUND (object name not found)" */
 RDAX_API const char *rdax_status_str(uint32_t status);
@@ -214,18 +224,27 @@ struct rdax_cqe {
 
 RDAX_API int rdax_ioq_new(struct rdax_conn *c, unsigned int depth,
 			  struct rdax_ioq **out);
-/* Waits for requests still in flight, then frees the queue. */
+/*
+ * Waits for requests still in flight, then frees the queue. If none
+ * completes for the request timeout, those left fail with -ETIMEDOUT and
+ * the connection is broken.
+ */
 RDAX_API void rdax_ioq_delete(struct rdax_ioq **q);
-/* Queue up to n requests; returns how many were taken (the free slots). */
+/*
+ * Queue up to n requests; returns how many were taken (the free slots).
+ * A request taken is reported exactly once, by its completion (also when
+ * it could not be sent); one not taken gets no completion.
+ */
 RDAX_API int rdax_submit(struct rdax_ioq *q, const struct rdax_io *ios,
 			 unsigned int n);
 /*
- * Wait until at least min completions are ready (or timeout_ms passes,
- * -1 = forever), then return up to max of them.
+ * Wait until at least min completions are ready (or timeout_ms passes
+ * from the call's start, -1 = forever), then return up to max of them.
  */
 RDAX_API int rdax_reap(struct rdax_ioq *q, struct rdax_cqe *cqes,
 		       unsigned int max, unsigned int min, int timeout_ms);
 RDAX_API unsigned int rdax_ioq_inflight(const struct rdax_ioq *q);
+/* Largest read/write: server limits, RDMA or (signed, encrypted) inline size. */
 RDAX_API size_t rdax_ioq_max_io(const struct rdax_ioq *q);
 /* A descriptor for poll/epoll: readable when rdax_reap(.., 0, 0) has work. */
 RDAX_API int rdax_ioq_fd(const struct rdax_ioq *q);
@@ -248,7 +267,7 @@ RDAX_API void rdax_mem_forget(struct rdax_conn *c, void *addr, size_t len);
 
 /* ---- helpers ---- */
 
-/* smb://[user@]host[:port]/share[/path] */
+/* smb://[user@]host[:port]/share[/path]; user ends at the last '@' */
 struct rdax_url {
 	char user[256];
 	char host[256];
@@ -269,11 +288,12 @@ RDAX_API int rdax_passdb_set(const char *file, const char *user, const char *pas
  * FSCTL_SRV_COPYCHUNK: the data does not cross the network; rdaxd,
  * Samba, Windows), else read and written through the client.
  */
-#define RDAX_COPY_SERVER_ONLY 0x1	/* -EOPNOTSUPP instead of the client path */
+/* -EOPNOTSUPP instead of the client path, dst untouched */
+#define RDAX_COPY_SERVER_ONLY 0x1
 #define RDAX_COPY_CLIENT 0x2		/* always read+write through the client */
 
 /*
- * Copy file src to dst (created, or truncated if it exists) on one share.
+ * Copy file src to dst (created, or replaced if it exists) on one share.
  * progress, if set, is called after each step with the bytes done and
  * the total; a non-zero return stops the copy with -ECANCELED.
  * Returns the bytes copied or a negative errno (-EINVAL for src == dst).

@@ -104,6 +104,40 @@ static int fail(struct session *s, int ret, const char *what)
 	return 1;
 }
 
+/* The last component of a path ("" for none). */
+static const char *path_base(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+/*
+ * dir + "/" + name into buf, without doubled or trailing slashes in dir;
+ * -ENAMETOOLONG if it does not fit.
+ */
+static int path_join(char *buf, size_t len, const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n == 1 && dir[0] == '/')
+		n = 0;
+	if ((size_t)snprintf(buf, len, "%.*s%s%s", (int)n, dir,
+			     n || dir[0] == '/' ? "/" : "", name) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* Does a URL or path name a directory by its trailing '/'? */
+static bool ends_with_slash(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n && s[n - 1] == '/';
+}
+
 static int session_open(struct session *s, const struct opts *o, const char *url,
 			bool need_share)
 {
@@ -295,9 +329,9 @@ static int cmd_get(const struct opts *o, const char *url, const char *local, boo
 	struct rdax_stat st;
 	struct progress pr;
 	struct session s;
+	struct stat lst;
 	uint64_t off = 0;
-	char *buf = NULL;
-	const char *base;
+	char *buf = NULL, *into = NULL;
 	int fd = -1, ret, rc = 1;
 	ssize_t n;
 
@@ -322,8 +356,17 @@ static int cmd_get(const struct opts *o, const char *url, const char *local, boo
 		fd = STDOUT_FILENO;
 	} else {
 		if (!local) {
-			base = strrchr(s.url.path, '/');
-			local = base ? base + 1 : s.url.path;
+			local = path_base(s.url.path);
+		} else if (!stat(local, &lst) && S_ISDIR(lst.st_mode)) {
+			/* into a directory, like cp: DIR/NAME */
+			size_t len = strlen(local) + strlen(path_base(s.url.path)) + 2;
+
+			into = malloc(len);
+			if (!into || path_join(into, len, local, path_base(s.url.path))) {
+				fprintf(stderr, "%s: %s: %s\n", prog, local, strerror(ENOMEM));
+				goto out_close;
+			}
+			local = into;
 		}
 		fd = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0) {
@@ -362,11 +405,13 @@ out_close:
 	if (f && rdax_close(&f) && !rc)
 		rc = fail(&s, -EIO, url);
 	session_close(&s, o, off);
+	free(into);
 	return rc;
 }
 
 static int cmd_put(const struct opts *o, const char *local, const char *url)
 {
+	char to[sizeof(((struct rdax_url *)0)->path) + 256];
 	struct rdax_file *f = NULL;
 	struct progress pr;
 	struct session s;
@@ -386,7 +431,15 @@ static int cmd_put(const struct opts *o, const char *local, const char *url)
 		close(fd);
 		return ret;
 	}
-	ret = rdax_open(s.tree, s.url.path, O_WRONLY | O_CREAT | O_TRUNC, &f);
+	/* a URL ending in '/', or a directory: DIR/NAME, like cp */
+	snprintf(to, sizeof(to), "%s", s.url.path);
+	ret = ends_with_slash(url) ? -EISDIR :
+	      rdax_open(s.tree, to, O_WRONLY | O_CREAT | O_TRUNC, &f);
+	if (ret == -EISDIR) {
+		ret = path_join(to, sizeof(to), s.url.path, path_base(local));
+		if (!ret)
+			ret = rdax_open(s.tree, to, O_WRONLY | O_CREAT | O_TRUNC, &f);
+	}
 	if (ret) {
 		fail(&s, ret, url);
 		goto out_close;
@@ -422,6 +475,13 @@ out_close:
 	return rc;
 }
 
+/* One share: host names compare without case, ports with 445 for none. */
+static bool same_share(const struct rdax_url *a, const struct rdax_url *b)
+{
+	return !strcasecmp(a->host, b->host) && !strcasecmp(a->share, b->share) &&
+	       (a->port ? a->port : 445) == (b->port ? b->port : 445);
+}
+
 static int cmd_path_op(const struct opts *o, const char *cmd, const char *url,
 		       const char *arg)
 {
@@ -432,6 +492,15 @@ static int cmd_path_op(const struct opts *o, const char *cmd, const char *url,
 	char tbuf[32];
 	int ret;
 
+	if (!strcmp(cmd, "mv") && !strncmp(arg, "smb://", 6)) {
+		/* checked before connecting: a rename never crosses shares */
+		if (rdax_url_parse(url, &s.url) || rdax_url_parse(arg, &u2) ||
+		    !same_share(&s.url, &u2)) {
+			fprintf(stderr, "%s: mv: %s is not on the same share as %s\n",
+				prog, arg, url);
+			return 2;
+		}
+	}
 	ret = session_open(&s, o, url, true);
 	if (ret)
 		return ret;
@@ -462,16 +531,8 @@ static int cmd_path_op(const struct opts *o, const char *cmd, const char *url,
 		ret = rdax_touch(s.tree, s.url.path);
 	} else {	/* mv */
 		to = arg;
-		if (!strncmp(arg, "smb://", 6)) {
-			if (rdax_url_parse(arg, &u2) || strcmp(u2.host, s.url.host) ||
-			    strcasecmp(u2.share, s.url.share)) {
-				fprintf(stderr, "%s: mv: %s is not on the same share as %s\n",
-					prog, arg, url);
-				session_close(&s, o, 0);
-				return 2;
-			}
+		if (!strncmp(arg, "smb://", 6))
 			to = u2.path;
-		}
 		ret = rdax_rename(s.tree, s.url.path, to, 0);
 	}
 	if (ret)
@@ -510,12 +571,6 @@ static void cp_stats(const struct opts *o, struct session *s, const char *label)
 		"server-side copy",
 		(unsigned long long)st.bytes_sent,
 		(unsigned long long)st.bytes_received);
-}
-
-static bool same_share(const struct rdax_url *a, const struct rdax_url *b)
-{
-	return !strcasecmp(a->host, b->host) && !strcasecmp(a->share, b->share) &&
-	       (a->port ? a->port : 445) == (b->port ? b->port : 445);
 }
 
 /* Between shares or servers: stream through this client. */
@@ -586,9 +641,9 @@ static int cmd_cp(const struct opts *o, const char *url, const char *dst)
 {
 	struct cp_progress cp = { .o = o };
 	char to[sizeof(((struct rdax_url *)0)->path) + 256];
+	bool into_dir = ends_with_slash(dst);
 	struct rdax_url u2;
 	struct session s;
-	const char *base;
 	int64_t n;
 	int ret;
 
@@ -608,13 +663,12 @@ static int cmd_cp(const struct opts *o, const char *url, const char *dst)
 	if (ret)
 		return ret;
 	snprintf(to, sizeof(to), "%s", dst);
-	n = rdax_copy(s.tree, s.url.path, to, o->copy_flags, cp_progress, &cp);
+	/* DEST/ names a directory: straight to DEST/NAME */
+	n = into_dir ? -EISDIR :
+	    rdax_copy(s.tree, s.url.path, to, o->copy_flags, cp_progress, &cp);
 	if (n == -EISDIR) {
 		/* into a directory: keep the source's name */
-		base = strrchr(s.url.path, '/');
-		base = base ? base + 1 : s.url.path;
-		if (snprintf(to, sizeof(to), "%s%s%s", dst, *dst ? "/" : "",
-			     base) >= (int)sizeof(to))
+		if (path_join(to, sizeof(to), dst, path_base(s.url.path)))
 			n = -ENAMETOOLONG;
 		else
 			n = rdax_copy(s.tree, s.url.path, to, o->copy_flags,
@@ -629,11 +683,17 @@ static int cmd_cp(const struct opts *o, const char *url, const char *dst)
 	return n < 0 ? 1 : 0;
 }
 
+/* What librdax takes (rdax_cfg_set_credentials, a password file). */
+#define PASSWORD_MAX 255
+
+/* One line; -EINVAL if empty, -ENAMETOOLONG past PASSWORD_MAX bytes. */
 static int read_password(char *buf, size_t len)
 {
 	struct termios t, old;
 	bool tty = isatty(STDIN_FILENO);
+	bool whole;
 	char *nl;
+	int ch;
 
 	if (tty) {
 		fprintf(stderr, "New password: ");
@@ -644,6 +704,11 @@ static int read_password(char *buf, size_t len)
 	}
 	if (!fgets(buf, (int)len, stdin))
 		buf[0] = 0;
+	/* a line longer than buf: never cut it short, refuse it */
+	whole = strchr(buf, '\n') || feof(stdin) || strlen(buf) < len - 1;
+	if (!whole)
+		while ((ch = getchar()) != EOF && ch != '\n')
+			;
 	if (tty) {
 		tcsetattr(STDIN_FILENO, TCSANOW, &old);
 		fputc('\n', stderr);
@@ -651,18 +716,26 @@ static int read_password(char *buf, size_t len)
 	nl = strpbrk(buf, "\r\n");
 	if (nl)
 		*nl = 0;
+	if (!whole || strlen(buf) > PASSWORD_MAX)
+		return -ENAMETOOLONG;
 	return buf[0] ? 0 : -EINVAL;
 }
 
 static int cmd_passwd(const struct opts *o, const char *user)
 {
-	char pw[256];
+	char pw[PASSWORD_MAX + 3];	/* the password, "\r\n" and the NUL */
 	int ret;
 
 	if (!o->passdb)
 		return usage_err("passwd needs --passdb FILE", NULL);
-	if (read_password(pw, sizeof(pw))) {
-		fprintf(stderr, "%s: passwd: empty password read from stdin\n", prog);
+	ret = read_password(pw, sizeof(pw));
+	if (ret) {
+		explicit_bzero(pw, sizeof(pw));
+		if (ret == -ENAMETOOLONG)
+			fprintf(stderr, "%s: passwd: password too long (at most %d bytes): nothing changed\n",
+				prog, PASSWORD_MAX);
+		else
+			fprintf(stderr, "%s: passwd: empty password read from stdin\n", prog);
 		return 1;
 	}
 	ret = rdax_passdb_set(o->passdb, user, pw);
@@ -675,21 +748,34 @@ static int cmd_passwd(const struct opts *o, const char *user)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* long options without a short form */
+enum {
+	OPT_SIGN = 256,
+	OPT_ENCRYPT,
+	OPT_STATS,
+	OPT_PASSDB,
+	OPT_MAX_PROTOCOL,
+	OPT_PASSWORD,
+	OPT_SERVER_COPY,
+	OPT_CLIENT_COPY,
+};
+
+/* args: room for argc words */
+static int run(int argc, char **argv, char **args)
 {
 	static const struct option lopts[] = {
 		{ "user", required_argument, NULL, 'u' },
 		{ "password-file", required_argument, NULL, 'A' },
 		{ "guest", no_argument, NULL, 'g' },
 		{ "transport", required_argument, NULL, 't' },
-		{ "sign", no_argument, NULL, 1 },
-		{ "encrypt", no_argument, NULL, 2 },
-		{ "stats", no_argument, NULL, 3 },
-		{ "passdb", required_argument, NULL, 4 },
-		{ "max-protocol", required_argument, NULL, 5 },
-		{ "password", required_argument, NULL, 6 },
-		{ "server-copy", no_argument, NULL, 7 },
-		{ "client-copy", no_argument, NULL, 8 },
+		{ "sign", no_argument, NULL, OPT_SIGN },
+		{ "encrypt", no_argument, NULL, OPT_ENCRYPT },
+		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "passdb", required_argument, NULL, OPT_PASSDB },
+		{ "max-protocol", required_argument, NULL, OPT_MAX_PROTOCOL },
+		{ "password", required_argument, NULL, OPT_PASSWORD },
+		{ "server-copy", no_argument, NULL, OPT_SERVER_COPY },
+		{ "client-copy", no_argument, NULL, OPT_CLIENT_COPY },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -697,11 +783,19 @@ int main(int argc, char **argv)
 	};
 	struct opts o = { .transport = RDAX_TRANSPORT_TCP };
 	const char *cmd;
-	int c, nargs;
-	char **args;
+	int c, nargs = 0;
 
-	while ((c = getopt_long(argc, argv, "+u:A:gt:qVh", lopts, NULL)) != -1) {
+	/*
+	 * Options anywhere on the line, GNU style ("rdax ls URL --guest"):
+	 * with the leading '-' getopt hands the words that are not options
+	 * over in order (code 1), whatever POSIXLY_CORRECT says; "--" ends
+	 * the options.
+	 */
+	while ((c = getopt_long(argc, argv, "-u:A:gt:qVh", lopts, NULL)) != -1) {
 		switch (c) {
+		case 1:
+			args[nargs++] = optarg;
+			break;
 		case 'u':
 			o.user = optarg;
 			break;
@@ -719,19 +813,19 @@ int main(int argc, char **argv)
 			else
 				return usage_err("--transport wants tcp or rdma", optarg);
 			break;
-		case 1:
+		case OPT_SIGN:
 			o.sign = true;
 			break;
-		case 2:
+		case OPT_ENCRYPT:
 			o.encrypt = true;
 			break;
-		case 3:
+		case OPT_STATS:
 			o.stats = true;
 			break;
-		case 4:
+		case OPT_PASSDB:
 			o.passdb = optarg;
 			break;
-		case 5:
+		case OPT_MAX_PROTOCOL:
 			if (!strcasecmp(optarg, "SMB2_10"))
 				o.max_dialect = RDAX_SMB_2_1;
 			else if (!strcasecmp(optarg, "SMB3_00"))
@@ -743,12 +837,12 @@ int main(int argc, char **argv)
 			else
 				return usage_err("unknown protocol", optarg);
 			break;
-		case 6:
+		case OPT_PASSWORD:
 			return usage_err("passwords are never taken on the command line; use --password-file or RDAX_PASSWORD", NULL);
-		case 7:
+		case OPT_SERVER_COPY:
 			o.copy_flags |= RDAX_COPY_SERVER_ONLY;
 			break;
-		case 8:
+		case OPT_CLIENT_COPY:
 			o.copy_flags |= RDAX_COPY_CLIENT;
 			break;
 		case 'q':
@@ -765,37 +859,14 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind >= argc)
+	/* after "--": everything is an argument */
+	while (optind < argc)
+		args[nargs++] = argv[optind++];
+	if (!nargs)
 		return usage_err("no command", NULL);
-	cmd = argv[optind];
-	args = argv + optind + 1;
-	nargs = argc - optind - 1;
-	/* allow options after the command too (rdax passwd --passdb F USER) */
-	optind = 1;
-	while ((c = getopt_long(nargs + 1, args - 1, "+u:A:gt:qVh", lopts, NULL)) != -1) {
-		if (c == 4)
-			o.passdb = optarg;
-		else if (c == 'u')
-			o.user = optarg;
-		else if (c == 'A')
-			o.password_file = optarg;
-		else if (c == 'g')
-			o.guest = true;
-		else if (c == 'q')
-			o.quiet = true;
-		else if (c == 3)
-			o.stats = true;
-		else if (c == 7)
-			o.copy_flags |= RDAX_COPY_SERVER_ONLY;
-		else if (c == 8)
-			o.copy_flags |= RDAX_COPY_CLIENT;
-		else if (c == 6)
-			return usage_err("passwords are never taken on the command line", NULL);
-		else
-			return usage_err("misplaced option", NULL);
-	}
-	args += optind - 1;
-	nargs -= optind - 1;
+	cmd = args[0];
+	args++;
+	nargs--;
 
 	if (!strcmp(cmd, "ls") && nargs == 1)
 		return cmd_ls(&o, args[0]);
@@ -815,4 +886,18 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "passwd") && nargs == 1)
 		return cmd_passwd(&o, args[0]);
 	return usage_err("bad command or arguments", cmd);
+}
+
+int main(int argc, char **argv)
+{
+	char **args = calloc((size_t)argc + 1, sizeof(*args));
+	int rc;
+
+	if (!args) {
+		fprintf(stderr, "%s: %s\n", prog, strerror(ENOMEM));
+		return 1;
+	}
+	rc = run(argc, argv, args);
+	free(args);
+	return rc;
 }

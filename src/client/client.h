@@ -146,9 +146,15 @@ struct rdax_file {
 	char path[1024];
 };
 
-/* error reporting: sets errmsg, returns -err */
+/*
+ * error reporting: sets errmsg, returns -err. Every public call starts
+ * with cli_begin() (a call reports its own failure, never an older one)
+ * and a failing one leaves a message (cli_done() adds one if none was set).
+ */
+void cli_begin(struct rdax_conn *c);
 int cli_err(struct rdax_conn *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+int cli_done(struct rdax_conn *c, int ret, const char *op, const char *path);
 /* map a response status to -errno and a message naming op and path */
 int cli_status(struct rdax_conn *c, uint32_t status, const char *op,
 	       const char *path);
@@ -166,6 +172,7 @@ int cli_chain_run(struct rdax_conn *c, struct cli_chain *ch);
 int cli_chain_submit(struct rdax_conn *c, struct cli_chain *ch);
 /* run the event loop once: 0, -ETIMEDOUT, or the transport's error */
 int cli_progress(struct rdax_conn *c, int timeout_ms);
+uint64_t cli_now_ms(void);
 /* set up and tear down the engine around a connected transport */
 int cli_engine_start(struct rdax_conn *c, struct xprt *x);
 void cli_engine_stop(struct rdax_conn *c);
@@ -195,5 +202,9 @@ uint32_t cli_io_chunk(struct rdax_conn *c, bool write, size_t want);
 
 /* UTF-8 path "a/b" to UTF-16LE "a\b"; returns bytes or -errno */
 int cli_path16(const char *path, uint8_t *out, size_t cap);
+
+/* rdax_pread/rdax_pwrite and rdax_ftruncate inside other calls */
+ssize_t cli_rw(struct rdax_file *f, bool write, void *buf, size_t len, uint64_t off);
+int cli_ftruncate(struct rdax_file *f, uint64_t size);
 
 #endif

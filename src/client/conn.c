@@ -153,6 +153,9 @@ int rdax_cfg_set_dialects(struct rdax_cfg *cfg, uint16_t min, uint16_t max)
 
 int rdax_cfg_set_timeout(struct rdax_cfg *cfg, int ms)
 {
+	/* 0 would time every request out at once; -1 is "no timeout" */
+	if (ms <= 0 && ms != -1)
+		return -EINVAL;
 	cfg->timeout_ms = ms;
 	return 0;
 }
@@ -169,6 +172,27 @@ int rdax_cfg_set_rdma_threshold(struct rdax_cfg *cfg, uint32_t bytes)
 static __thread char cli_last_connect_error[512];
 static __thread uint32_t cli_last_connect_status;
 
+void cli_begin(struct rdax_conn *c)
+{
+	c->errmsg[0] = 0;
+	c->last_status = 0;
+}
+
+/* An rdax_connect failure without a connection to keep it on. */
+static int connect_err(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int connect_err(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cli_last_connect_error, sizeof(cli_last_connect_error), fmt, ap);
+	va_end(ap);
+	cli_last_connect_status = 0;
+	return err < 0 ? err : -err;
+}
+
 int cli_err(struct rdax_conn *c, int err, const char *fmt, ...)
 {
 	va_list ap;
@@ -177,6 +201,14 @@ int cli_err(struct rdax_conn *c, int err, const char *fmt, ...)
 	vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
 	va_end(ap);
 	return err < 0 ? err : -err;
+}
+
+int cli_done(struct rdax_conn *c, int ret, const char *op, const char *path)
+{
+	if (ret >= 0 || c->errmsg[0])
+		return ret;
+	return cli_err(c, ret, "%s%s%s: %s", op, path ? " " : "", path ? path : "",
+		       strerror(-ret));
 }
 
 int cli_status(struct rdax_conn *c, uint32_t status, const char *op,
@@ -249,20 +281,30 @@ void rdax_conn_stats_reset(struct rdax_conn *c)
 	memset(&c->stats, 0, sizeof(c->stats));
 	c->rdma_bytes = 0;
 	c->inline_bytes = 0;
+	if (c->mrc)
+		mr_cache_reset_stats(c->mrc);
 }
 
 int cli_path16(const char *path, uint8_t *out, size_t cap)
 {
-	int n, i;
+	int n, i, o;
 
 	while (*path == '/')
 		path++;
 	n = utf8_to_utf16le(path, out, cap);
 	if (n < 0)
 		return n;
-	for (i = 0; i + 1 < n; i += 2)
-		if (out[i] == '/' && out[i + 1] == 0)
-			out[i] = '\\';
+	/* '/' becomes '\\'; "a//b" is "a\\b" (servers refuse empty components) */
+	for (i = 0, o = 0; i + 1 < n; i += 2) {
+		bool sep = (out[i] == '/' || out[i] == '\\') && out[i + 1] == 0;
+
+		if (sep && o >= 2 && out[o - 2] == '\\' && out[o - 1] == 0)
+			continue;
+		out[o] = sep ? '\\' : out[i];
+		out[o + 1] = out[i + 1];
+		o += 2;
+	}
+	n = o;
 	/* no trailing separator */
 	while (n >= 2 && out[n - 2] == '\\' && out[n - 1] == 0)
 		n -= 2;
@@ -276,10 +318,13 @@ int cli_path16(const char *path, uint8_t *out, size_t cap)
 
 static int cli_tcp_connect(struct rdax_conn *c)
 {
+	const char *why = NULL;
 	struct xprt *x;
 	int fd, ret;
 
-	fd = tcp_connect(c->host, c->port, c->cfg.timeout_ms);
+	fd = tcp_connect(c->host, c->port, c->cfg.timeout_ms, &why);
+	if (fd < 0 && why)
+		return cli_err(c, fd, "cannot resolve host %s: %s", c->host, why);
 	if (fd < 0)
 		return cli_err(c, fd, "connect to %s:%u: %s", c->host, c->port,
 			       strerror(-fd));
@@ -302,6 +347,12 @@ static int cli_rdma_connect(struct rdax_conn *c)
 
 	smbd_params_default(&prm);
 	ret = smbd_connect(c->host, c->port, &prm, c->cfg.timeout_ms, &c->x);
+	if (ret == -ENXIO || ret == -EAGAIN) {
+		const char *why = NULL;
+
+		if (xprt_resolve_check(c->host, c->port, &why) && why)
+			return cli_err(c, ret, "cannot resolve host %s: %s", c->host, why);
+	}
 	if (ret)
 		return cli_err(c, ret, "SMB-Direct connect to rdma://%s:%u: %s", c->host,
 			       c->port, ret == -ENODEV || ret == -EHOSTUNREACH ?
@@ -459,11 +510,15 @@ void cli_rdma_finish(struct rdax_conn *c, struct cli_rdma *r)
 
 int rdax_buf_reg(struct rdax_conn *c, void *addr, size_t len, struct rdax_buf **out)
 {
-	struct rdax_buf *b = calloc(1, sizeof(*b));
+	struct rdax_buf *b;
 	int ret;
 
+	cli_begin(c);
+	if (!addr || !len)
+		return cli_err(c, -EINVAL, "rdax_buf_reg: no buffer");
+	b = calloc(1, sizeof(*b));
 	if (!b)
-		return -ENOMEM;
+		return cli_err(c, -ENOMEM, "rdax_buf_reg: out of memory");
 	b->c = c;
 	b->addr = addr;
 	b->len = len;
@@ -715,14 +770,28 @@ int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
 	struct rdax_conn *c;
 	int ret;
 
+	/* a new call reports its own failure only */
+	cli_last_connect_error[0] = 0;
+	cli_last_connect_status = 0;
+	if (!out || !host || !*host || !cfg)
+		return connect_err(-EINVAL, "rdax_connect: no %s", !out ? "result pointer" :
+				   !cfg ? "configuration" : "host");
 	ret = crypto_init();
 	if (ret)
-		return ret;
-	if (!cfg->guest && (!cfg->user[0] || !cfg->have_password))
-		return -EINVAL;
+		return connect_err(ret, "OpenSSL (libcrypto) is unavailable: %s%s",
+				   strerror(-ret), ret == -ENOMEM ? "" :
+				   " (are its default and legacy providers installed?)");
+	if (!cfg->guest && !cfg->user[0])
+		return connect_err(-EINVAL, "connect to %s: no user name (set credentials or guest)",
+				   host);
+	if (!cfg->guest && !cfg->have_password)
+		return connect_err(-EINVAL, "connect to %s: no password for user %s",
+				   host, cfg->user);
+	if (strlen(host) >= sizeof(c->host))
+		return connect_err(-ENAMETOOLONG, "connect: host name too long");
 	c = calloc(1, sizeof(*c));
 	if (!c)
-		return -ENOMEM;
+		return connect_err(-ENOMEM, "connect to %s: out of memory", host);
 	c->cfg = *cfg;
 	c->epfd = -1;
 	list_init(&c->sendq);
@@ -733,7 +802,7 @@ int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
 	crypto_random(c->client_guid, sizeof(c->client_guid));
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->epfd < 0) {
-		ret = -errno;
+		ret = cli_err(c, -errno, "connect to %s: epoll: %s", host, strerror(errno));
 		goto out_fail;
 	}
 	if (cfg->transport == RDAX_TRANSPORT_RDMA) {

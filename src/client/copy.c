@@ -29,7 +29,6 @@ struct copy_ctx {
 	uint32_t max_chunks;		/* what the server accepts */
 	uint32_t max_chunk_len;
 	uint32_t max_total;
-	bool truncate;			/* dst to be cut to 0 before data lands */
 	uint32_t key_status;		/* why the server gave no resume key */
 	uint64_t base;			/* bytes done before this call, for progress */
 	uint64_t total;
@@ -167,11 +166,12 @@ static bool ioctl_output(const struct cli_rsp *rsp, struct smb2_buf *out)
 }
 
 /*
- * The source's resume key; with x->truncate also cuts the destination to
- * zero in the same round trip. -EOPNOTSUPP when the server gives no key
- * (not supported, or any other refusal: the client path still works).
- * Not compounded with the CREATE: Samba answers a related resume key
- * request (FileId all ones) with STATUS_INTERNAL_ERROR.
+ * The source's resume key. -EOPNOTSUPP when the server gives no key (not
+ * supported, or any other refusal: the client path still works). Asked
+ * before the destination is touched, so that a copy that must be
+ * server-side fails without changing it. Not compounded with the CREATE:
+ * Samba answers a related resume key request (FileId all ones) with
+ * STATUS_INTERNAL_ERROR.
  */
 static int request_resume_key(struct copy_ctx *x)
 {
@@ -179,36 +179,17 @@ static int request_resume_key(struct copy_ctx *x)
 	struct rdax_conn *c = t->c;
 	struct smb2_buf out;
 	struct cli_chain ch;
-	uint8_t eof[8] = { 0 };
-	struct smb2_set_info_req si = {
-		.info_type = SMB2_0_INFO_FILE,
-		.info_class = FileEndOfFileInformation,
-		.data = { eof, 8 },
-		.fid = x->dst->fid,
-	};
-	struct wcur w;
 	int ret;
 
 	cli_chain_init(c, &ch);
 	ret = add_ioctl(t, &ch, &x->src->fid, FSCTL_SRV_REQUEST_RESUME_KEY,
 			NULL, 0, FSCTL_RESUME_KEY_RSP_LEN);
-	if (!ret && x->truncate) {
-		ret = cli_chain_add(c, &ch, SMB2_SET_INFO, x->dst->t->id, false, 0,
-				    40 + 8, &w);
-		if (!ret) {
-			smb2_set_info_req_encode(&w, &si);
-			cli_chain_end(c, &ch, &w);
-		}
-	}
 	if (!ret)
 		ret = cli_chain_run(c, &ch);
+	else
+		cli_chain_abort(c, &ch);
 	if (ret)
 		return ret;
-	if (x->truncate) {
-		if (ch.rsp[1].status)
-			return cli_status(c, ch.rsp[1].status, "truncate", x->dst->path);
-		x->truncate = false;
-	}
 	if (ch.rsp[0].status) {
 		x->key_status = ch.rsp[0].status;
 		return -EOPNOTSUPP;
@@ -294,6 +275,8 @@ static int copy_server(struct copy_ctx *x, uint64_t src_off, uint64_t dst_off,
 				(uint32_t)w.off, FSCTL_COPYCHUNK_RSP_LEN);
 		if (!ret)
 			ret = cli_chain_run(c, &ch);
+		else
+			cli_chain_abort(c, &ch);
 		if (ret)
 			return ret;
 		rsp = &ch.rsp[0];
@@ -340,26 +323,20 @@ static int copy_client(struct copy_ctx *x, uint64_t src_off, uint64_t dst_off,
 	ssize_t n, w;
 	int ret = 0;
 
-	if (x->truncate) {
-		ret = rdax_ftruncate(x->dst, 0);
-		if (ret)
-			return ret;
-		x->truncate = false;
-	}
 	if (*done >= len)
 		return 0;
 	buf = malloc(cap ? cap : 1);
 	if (!buf)
-		return -ENOMEM;
+		return cli_err(x->dst->t->c, -ENOMEM, "copy to %s: out of memory", x->dst->path);
 	while (*done < len) {
 		size_t want = len - *done < cap ? (size_t)(len - *done) : cap;
 
-		n = rdax_pread(x->src, buf, want, src_off + *done);
+		n = cli_rw(x->src, false, buf, want, src_off + *done);
 		if (n <= 0) {
 			ret = (int)n;	/* 0: the source ended */
 			break;
 		}
-		w = rdax_pwrite(x->dst, buf, (size_t)n, dst_off + *done);
+		w = cli_rw(x->dst, true, buf, (size_t)n, dst_off + *done);
 		if (w < 0) {
 			ret = (int)w;
 			break;
@@ -377,11 +354,22 @@ static int copy_client(struct copy_ctx *x, uint64_t src_off, uint64_t dst_off,
 	return ret;
 }
 
+/* RDAX_COPY_SERVER_ONLY, and the server cannot copy. */
+static int no_server_copy(struct copy_ctx *x)
+{
+	struct rdax_conn *c = x->src->t->c;
+
+	if (x->key_status)
+		return cli_err(c, -EOPNOTSUPP, "%s: no server-side copy on %s: resume key refused with %s",
+			       x->dst->path, c->host, rdax_status_str(x->key_status));
+	return cli_err(c, -EOPNOTSUPP, "%s: server-side copy not supported by %s",
+		       x->dst->path, c->host);
+}
+
 /* Server-side when possible and allowed, else (or for the rest) client. */
 static int copy_run(struct copy_ctx *x, bool have_key, uint64_t src_off,
 		    uint64_t dst_off, uint64_t len, uint64_t *done)
 {
-	struct rdax_conn *c = x->dst->t->c;
 	int ret = -EOPNOTSUPP;
 
 	if (!len)
@@ -390,12 +378,8 @@ static int copy_run(struct copy_ctx *x, bool have_key, uint64_t src_off,
 		ret = copy_server(x, src_off, dst_off, len, done);
 	if (ret != -EOPNOTSUPP)
 		return ret;
-	if ((x->flags & RDAX_COPY_SERVER_ONLY) && x->key_status)
-		return cli_err(c, -EOPNOTSUPP, "%s: no server-side copy on %s: resume key refused with %s",
-			       x->dst->path, c->host, rdax_status_str(x->key_status));
 	if (x->flags & RDAX_COPY_SERVER_ONLY)
-		return cli_err(c, -EOPNOTSUPP, "%s: server-side copy not supported by %s",
-			       x->dst->path, c->host);
+		return no_server_copy(x);
 	return copy_client(x, src_off, dst_off, len, done);
 }
 
@@ -405,41 +389,49 @@ int64_t rdax_copy_range(struct rdax_file *src, uint64_t src_off,
 			struct rdax_file *dst, uint64_t dst_off, uint64_t len,
 			unsigned int flags)
 {
+	struct rdax_conn *c = dst->t->c;
 	struct copy_ctx x;
 	uint64_t done = 0;
 	bool have_key = false;
 	int ret;
 
+	cli_begin(c);
+	if (src->t->c != c)
+		cli_begin(src->t->c);
 	if ((flags & RDAX_COPY_CLIENT) && (flags & RDAX_COPY_SERVER_ONLY))
-		return cli_err(dst->t->c, -EINVAL, "RDAX_COPY_CLIENT and RDAX_COPY_SERVER_ONLY conflict");
+		return cli_err(c, -EINVAL, "RDAX_COPY_CLIENT and RDAX_COPY_SERVER_ONLY conflict");
 	ctx_init(&x, src, dst, flags);
-	if (src->t->c != dst->t->c) {
+	if (src->t->c != c) {
 		if (flags & RDAX_COPY_SERVER_ONLY)
-			return cli_err(dst->t->c, -EXDEV,
+			return cli_err(c, -EXDEV,
 				       "server-side copy needs both files on one connection");
 	} else if (!(flags & RDAX_COPY_CLIENT) && len) {
 		ret = request_resume_key(&x);
 		if (ret && ret != -EOPNOTSUPP)
-			return ret;
+			return cli_done(c, ret, "copy to", dst->path);
 		have_key = !ret;
 	}
 	ret = copy_run(&x, have_key, src_off, dst_off, len, &done);
 	if (ret && !done)
-		return ret;
+		return cli_done(c, ret, "copy to", dst->path);
 	return (int64_t)done;
 }
 
-/* Same file? By IndexNumber when both servers answered, else by name. */
-static bool same_file(const struct cli_chain *ch, int qs, int qd,
-		      const char *a, const char *b)
+/* The IndexNumber in a QUERY_INFO(FileInternalInformation) response, 0 if none. */
+static uint64_t rsp_file_id(const struct cli_rsp *rsp)
 {
-	struct smb2_buf o1, o2;
+	struct smb2_buf o;
 
-	if (!ch->rsp[qs].status && !ch->rsp[qd].status &&
-	    !smb2_out_buf_rsp_decode(ch->rsp[qs].pdu, ch->rsp[qs].len, &o1) &&
-	    !smb2_out_buf_rsp_decode(ch->rsp[qd].pdu, ch->rsp[qd].len, &o2) &&
-	    o1.len >= 8 && o2.len >= 8 && get_le64(o1.p))
-		return get_le64(o1.p) == get_le64(o2.p);
+	if (rsp->status || smb2_out_buf_rsp_decode(rsp->pdu, rsp->len, &o) || o.len < 8)
+		return 0;
+	return get_le64(o.p);
+}
+
+/* Same file? By IndexNumber when both servers answered, else by name. */
+static bool same_file(uint64_t id_a, uint64_t id_b, const char *a, const char *b)
+{
+	if (id_a && id_b)
+		return id_a == id_b;
 	while (*a == '/')
 		a++;
 	while (*b == '/')
@@ -447,25 +439,80 @@ static bool same_file(const struct cli_chain *ch, int qs, int qd,
 	return !strcasecmp(a, b);
 }
 
+/*
+ * Close the pair in one round trip; with eof set, first cut dst to *eof
+ * (a destination that was longer than what was copied into it).
+ */
 static int close_pair(struct rdax_tree *t, struct rdax_file *src,
-		      struct rdax_file *dst)
+		      struct rdax_file *dst, const uint64_t *eof)
 {
+	struct smb2_set_info_req si = {
+		.info_type = SMB2_0_INFO_FILE,
+		.info_class = FileEndOfFileInformation,
+	};
+	struct rdax_file *of[CLI_MAX_CHAIN];
 	struct cli_chain ch;
-	int ret = 0, i = 0;
+	uint8_t eofb[8];
+	struct wcur w;
+	int ret = 0, i;
 
 	cli_chain_init(t->c, &ch);
-	if (src)
+	if (dst && eof) {
+		put_le64(eofb, *eof);
+		si.data.p = eofb;
+		si.data.len = 8;
+		si.fid = dst->fid;
+		ret = cli_chain_add(t->c, &ch, SMB2_SET_INFO, t->id, false, 0, 40 + 8, &w);
+		if (!ret) {
+			smb2_set_info_req_encode(&w, &si);
+			cli_chain_end(t->c, &ch, &w);
+			of[ch.n - 1] = NULL;	/* the truncation */
+		}
+	}
+	if (!ret && src) {
 		ret = add_close(t, &ch, &src->fid);
-	if (!ret && dst)
+		of[ch.n - 1] = src;
+	}
+	if (!ret && dst) {
 		ret = add_close(t, &ch, &dst->fid);
+		of[ch.n - 1] = dst;
+	}
 	if (!ret && ch.n)
 		ret = cli_chain_run(t->c, &ch);
+	else
+		cli_chain_abort(t->c, &ch);
 	if (ret)
 		return ret;
 	for (i = 0; i < ch.n; i++)
 		if (ch.rsp[i].status)
-			return cli_status(t->c, ch.rsp[i].status, "close",
-					  i == 0 && src ? src->path : dst->path);
+			return cli_status(t->c, ch.rsp[i].status, of[i] ? "close" : "truncate",
+					  of[i] ? of[i]->path : dst->path);
+	return 0;
+}
+
+/* CREATE(dst, open-if) and its IndexNumber. */
+static int open_dst(struct rdax_tree *t, const char *dst, struct smb2_create_rsp *cd,
+		    uint64_t *id, bool *ok)
+{
+	struct rdax_conn *c = t->c;
+	struct cli_chain ch;
+	int ret;
+
+	cli_chain_init(c, &ch);
+	ret = add_create(t, &ch, dst, FILE_GENERIC_READ | FILE_GENERIC_WRITE, FILE_OPEN_IF);
+	if (!ret)
+		ret = add_query_id(t, &ch);
+	if (!ret)
+		ret = cli_chain_run(c, &ch);
+	else
+		cli_chain_abort(c, &ch);
+	if (ret)
+		return ret;
+	*ok = !ch.rsp[0].status && !smb2_create_rsp_decode(ch.rsp[0].pdu, ch.rsp[0].len, cd);
+	if (!*ok)
+		return ch.rsp[0].status ? cli_status(c, ch.rsp[0].status, "open", dst) :
+		       cli_err(c, -EPROTO, "malformed CREATE response from %s", c->host);
+	*id = rsp_file_id(&ch.rsp[1]);
 	return 0;
 }
 
@@ -477,14 +524,17 @@ int64_t rdax_copy(struct rdax_tree *t, const char *src, const char *dst,
 	struct rdax_file fs = { .t = t }, fd = { .t = t };
 	struct smb2_create_rsp cs, cd;
 	struct rdax_conn *c = t->c;
-	bool want_key, have_key = false, src_ok, dst_ok;
-	int ret, qs, cdi, qd;
+	bool server_only = flags & RDAX_COPY_SERVER_ONLY;
+	bool want_key, have_key = false, src_ok, dst_ok = false, created = false;
+	uint64_t src_id, dst_id = 0, eof;
+	int ret, cdi = 0;
 	char msg[sizeof(c->errmsg)];
 	uint32_t st = 0;
 	struct copy_ctx x;
 	struct cli_chain ch;
 	uint64_t done = 0;
 
+	cli_begin(c);
 	if ((flags & RDAX_COPY_CLIENT) && (flags & RDAX_COPY_SERVER_ONLY))
 		return cli_err(c, -EINVAL, "RDAX_COPY_CLIENT and RDAX_COPY_SERVER_ONLY conflict");
 	snprintf(fs.path, sizeof(fs.path), "%s", src);
@@ -493,47 +543,52 @@ int64_t rdax_copy(struct rdax_tree *t, const char *src, const char *dst,
 
 	/*
 	 * One round trip: CREATE(src) + its IndexNumber, CREATE(dst, open-if)
-	 * + its IndexNumber. The destination is cut to zero only once it is
-	 * known not to be the source (with the resume key request).
+	 * + its IndexNumber. A copy that must be server-side opens the
+	 * destination only once the server gave the source's resume key, so
+	 * that a server without server-side copy leaves it alone. Nothing is
+	 * truncated up front: the data lands over the old, and a longer
+	 * destination is cut to size at the end.
 	 */
 	cli_chain_init(c, &ch);
 	ret = add_create(t, &ch, src, FILE_GENERIC_READ, FILE_OPEN);
-	qs = ch.n;
 	if (!ret)
 		ret = add_query_id(t, &ch);
-	cdi = ch.n;
-	if (!ret)
+	if (!ret && !server_only) {
+		cdi = ch.n;
 		ret = add_create(t, &ch, dst, FILE_GENERIC_READ | FILE_GENERIC_WRITE,
 				 FILE_OPEN_IF);
-	qd = ch.n;
-	if (!ret)
-		ret = add_query_id(t, &ch);
+		if (!ret)
+			ret = add_query_id(t, &ch);
+	}
 	if (!ret)
 		ret = cli_chain_run(c, &ch);
+	else
+		cli_chain_abort(c, &ch);
 	if (ret)
-		return ret;
+		return cli_done(c, ret, "copy", src);
 
 	src_ok = !ch.rsp[0].status &&
 		 !smb2_create_rsp_decode(ch.rsp[0].pdu, ch.rsp[0].len, &cs);
-	dst_ok = !ch.rsp[cdi].status &&
-		 !smb2_create_rsp_decode(ch.rsp[cdi].pdu, ch.rsp[cdi].len, &cd);
+	src_id = rsp_file_id(&ch.rsp[1]);
+	if (cdi) {
+		dst_ok = !ch.rsp[cdi].status &&
+			 !smb2_create_rsp_decode(ch.rsp[cdi].pdu, ch.rsp[cdi].len, &cd);
+		dst_id = rsp_file_id(&ch.rsp[cdi + 1]);
+	}
 	if (src_ok)
 		fs.fid = cs.fid;
-	if (dst_ok)
+	if (dst_ok) {
 		fd.fid = cd.fid;
-	if (!src_ok || !dst_ok) {
+		created = cd.action == FILE_CREATED;
+	}
+	if (!src_ok || (cdi && !dst_ok)) {
 		st = !src_ok ? ch.rsp[0].status : ch.rsp[cdi].status;
 		ret = st ? cli_status(c, st, "open", !src_ok ? src : dst) :
 		      cli_err(c, -EPROTO, "malformed CREATE response from %s", c->host);
 		goto out_close;
 	}
-	if (same_file(&ch, qs, qd, src, dst)) {
-		ret = cli_err(c, -EINVAL, "%s and %s are the same file", src, dst);
-		goto out_close;
-	}
 
 	ctx_init(&x, &fs, &fd, flags);
-	x.truncate = cd.action != FILE_CREATED;
 	x.total = cs.end_of_file;
 	x.progress = progress;
 	x.arg = arg;
@@ -542,23 +597,41 @@ int64_t rdax_copy(struct rdax_tree *t, const char *src, const char *dst,
 		if (ret && ret != -EOPNOTSUPP)
 			goto out_close;
 		have_key = !ret;
+		if (!have_key && server_only) {
+			ret = no_server_copy(&x);
+			goto out_close;
+		}
+	}
+	if (server_only) {
+		ret = open_dst(t, dst, &cd, &dst_id, &dst_ok);
+		if (ret)
+			goto out_close;
+		fd.fid = cd.fid;
+		created = cd.action == FILE_CREATED;
+	}
+	if (same_file(src_id, dst_id, src, dst)) {
+		ret = cli_err(c, -EINVAL, "%s and %s are the same file", src, dst);
+		goto out_close;
 	}
 	ret = copy_run(&x, have_key, 0, 0, cs.end_of_file, &done);
-	if (!ret && x.truncate)		/* empty source */
-		ret = rdax_ftruncate(&fd, 0);
 out_close:
 	/* keep the first error's message over the close's */
+	ret = cli_done(c, ret, "copy to", dst);
 	snprintf(msg, sizeof(msg), "%s", c->errmsg);
 	st = c->last_status;
 	if (src_ok || dst_ok) {
-		int cret = close_pair(t, src_ok ? &fs : NULL, dst_ok ? &fd : NULL);
+		int cret;
 
-		/* a destination created for a source that failed: remove it */
-		if (!src_ok && dst_ok && cd.action == FILE_CREATED)
+		/* what was there before and is longer than the copy goes */
+		eof = done;
+		cret = close_pair(t, src_ok ? &fs : NULL, dst_ok ? &fd : NULL,
+				  !ret && dst_ok && !created ? &eof : NULL);
+		/* a destination created for a copy that wrote nothing: remove it */
+		if (ret && dst_ok && created && !done)
 			rdax_unlink(t, dst);
-		if (!ret)
+		if (!ret) {
 			ret = cret;
-		else {
+		} else {
 			snprintf(c->errmsg, sizeof(c->errmsg), "%s", msg);
 			c->last_status = st;
 		}

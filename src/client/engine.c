@@ -174,8 +174,12 @@ static void chain_finish(struct rdax_conn *c, struct cli_chain *ch, int err)
 		ch->on_done(ch);
 }
 
-/* Headers, signing, preauth and encryption, then hand to the transport. */
-static int chain_transmit(struct rdax_conn *c, struct cli_chain *ch)
+/*
+ * Headers, signing, preauth and encryption, then hand to the transport.
+ * *fatal is set when the transport failed (the connection is unusable);
+ * other errors concern this chain only.
+ */
+static int chain_transmit(struct rdax_conn *c, struct cli_chain *ch, bool *fatal)
 {
 	struct cli_txbuf *tb = ch->tb;
 	uint8_t *base = tb_base(tb);
@@ -251,15 +255,27 @@ static int chain_transmit(struct rdax_conn *c, struct cli_chain *ch)
 	/* the transport owns the buffer now */
 	ch->tb = NULL;
 	ret = c->xp->ops->send(c->xp, &tb->xb);
-	if (ret)
-		return cli_err(c, ret, "send to %s: %s", c->host, strerror(-ret));
+	if (ret) {
+		*fatal = true;
+		return cli_err(c, ret, "send to %s: %s", c->host,
+			       ret == -EPIPE || ret == -ECONNRESET ?
+			       "connection closed by server" : strerror(-ret));
+	}
 	return 0;
 }
 
-/* Send queued chains in order while the credits cover them. */
+static void fail_all(struct rdax_conn *c, int err);
+
+/*
+ * Send queued chains in order while the credits cover them. A chain that
+ * cannot be sent completes with its error (once, through chain_finish);
+ * a transport failure fails every chain and breaks the connection, and
+ * is returned.
+ */
 static int send_queued(struct rdax_conn *c)
 {
 	struct cli_chain *ch;
+	bool fatal;
 	int ret;
 
 	while (!list_empty(&c->sendq)) {
@@ -268,14 +284,17 @@ static int send_queued(struct rdax_conn *c)
 			return 0;
 		list_del(&ch->link);
 		list_add_tail(&ch->link, &c->inflight);
+		c->ninflight++;
 		ch->pending = ch->n;
-		ret = chain_transmit(c, ch);
-		if (ret) {
-			c->ninflight++;
-			chain_finish(c, ch, ret);
+		fatal = false;
+		ret = chain_transmit(c, ch, &fatal);
+		if (!ret)
+			continue;
+		if (fatal) {
+			fail_all(c, ret);
 			return ret;
 		}
-		c->ninflight++;
+		chain_finish(c, ch, ret);
 	}
 	return 0;
 }
@@ -293,9 +312,11 @@ int cli_chain_submit(struct rdax_conn *c, struct cli_chain *ch)
 	if (c->broken)
 		return cli_err(c, -ENOTCONN, "connection to %s is broken", c->host);
 	if (ch->err)
-		return ch->err;
+		return cli_err(c, ch->err, "request to %s: %s", c->host, strerror(-ch->err));
 	list_add_tail(&ch->link, &c->sendq);
-	return send_queued(c);
+	/* from here on the chain's outcome is its completion, reported once */
+	send_queued(c);
+	return 0;
 }
 
 static struct cli_chain *find_chain(struct rdax_conn *c, uint64_t mid, int *idx)
@@ -449,7 +470,7 @@ int cli_progress(struct rdax_conn *c, int timeout_ms)
 	return 0;
 }
 
-static uint64_t now_ms(void)
+uint64_t cli_now_ms(void)
 {
 	struct timespec ts;
 
@@ -459,7 +480,7 @@ static uint64_t now_ms(void)
 
 int cli_chain_run(struct rdax_conn *c, struct cli_chain *ch)
 {
-	uint64_t deadline = now_ms() + (uint64_t)c->cfg.timeout_ms;
+	uint64_t deadline = cli_now_ms() + (uint64_t)c->cfg.timeout_ms;
 	int i, ret;
 
 	ret = cli_check_credits(c, chain_charge(ch));
@@ -471,7 +492,7 @@ int cli_chain_run(struct rdax_conn *c, struct cli_chain *ch)
 		goto out_free;
 	c->stats.round_trips++;
 	while (!ch->done) {
-		int left = (int)(deadline - now_ms());
+		int left = (int)(deadline - cli_now_ms());
 
 		if (c->cfg.timeout_ms >= 0 && left <= 0) {
 			cli_err(c, -ETIMEDOUT, "%s did not answer within %d ms", c->host,

@@ -34,24 +34,29 @@ int rdax_tree_connect(struct rdax_conn *c, const char *share,
 	struct wcur w;
 	int n, ret;
 
+	cli_begin(c);
+	if (!share || !*share)
+		return cli_err(c, -EINVAL, "tree connect: no share name");
 	if (snprintf(unc, sizeof(unc), "\\\\%s\\%s", c->host, share) >= (int)sizeof(unc))
 		return cli_err(c, -ENAMETOOLONG, "share name too long");
 	n = utf8_to_utf16le(unc, path16, sizeof(path16));
 	if (n < 0)
-		return cli_err(c, n, "invalid share name %s", share);
+		return cli_err(c, n == -E2BIG ? -ENAMETOOLONG : n, "invalid share name %s", share);
 	r.path.p = path16;
 	r.path.len = (uint32_t)n;
 	cli_chain_init(c, &ch);
 	ret = cli_chain_add(c, &ch, SMB2_TREE_CONNECT, 0, false, 0, 16 + (size_t)n, &w);
-	if (ret)
-		return ret;
+	if (ret) {
+		cli_chain_abort(c, &ch);
+		return cli_done(c, ret, "tree connect to share", share);
+	}
 	smb2_tree_connect_req_encode(&w, &r);
 	cli_chain_end(c, &ch, &w);
 	/* [MS-SMB2] 3.2.4.1.1: 3.1.1 tree connects are always signed */
 	ch.sign = c->dialect == SMB2_DIALECT_311;
 	ret = cli_chain_run(c, &ch);
 	if (ret)
-		return ret;
+		return cli_done(c, ret, "tree connect to share", share);
 	if (ch.rsp[0].status)
 		return cli_status(c, ch.rsp[0].status, "tree connect to share", share);
 	if (smb2_tree_connect_rsp_decode(ch.rsp[0].pdu, ch.rsp[0].len, &rsp))
@@ -63,7 +68,7 @@ int rdax_tree_connect(struct rdax_conn *c, const char *share,
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
-		return -ENOMEM;
+		return cli_err(c, -ENOMEM, "tree connect to share %s: out of memory", share);
 	t->c = c;
 	t->id = ch.rsp[0].hdr.tree_id;
 	snprintf(t->share, sizeof(t->share), "%s", share);
@@ -80,8 +85,11 @@ int rdax_tree_disconnect(struct rdax_tree **tp)
 
 	if (!t)
 		return 0;
+	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
 	ret = cli_chain_add(t->c, &ch, SMB2_TREE_DISCONNECT, t->id, false, 0, 8, &w);
+	if (ret)
+		cli_chain_abort(t->c, &ch);
 	if (!ret) {
 		smb2_simple_encode(&w);
 		cli_chain_end(t->c, &ch, &w);
@@ -89,9 +97,20 @@ int rdax_tree_disconnect(struct rdax_tree **tp)
 		if (!ret && ch.rsp[0].status)
 			ret = cli_status(t->c, ch.rsp[0].status, "tree disconnect", t->share);
 	}
+	cli_done(t->c, ret, "tree disconnect", t->share);
 	free(t);
 	*tp = NULL;
 	return ret;
+}
+
+/* Run a chain that was built (ret 0), or drop one that could not be. */
+static int chain_run(struct rdax_conn *c, struct cli_chain *ch, int ret)
+{
+	if (ret) {
+		cli_chain_abort(c, ch);
+		return ret;
+	}
+	return cli_chain_run(c, ch);
 }
 
 /* ---- building blocks of compounds ---- */
@@ -251,6 +270,7 @@ int rdax_stat(struct rdax_tree *t, const char *path, struct rdax_stat *st)
 	struct cli_chain ch;
 	int ret;
 
+	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
 	ret = add_create(t, &ch, &a);
 	if (!ret)
@@ -258,13 +278,12 @@ int rdax_stat(struct rdax_tree *t, const char *path, struct rdax_stat *st)
 				     FileAllInformation, 4096);
 	if (!ret)
 		ret = add_close(t, &ch, &related_fid, 0);
-	if (!ret)
-		ret = cli_chain_run(t->c, &ch);
+	ret = chain_run(t->c, &ch, ret);
 	if (!ret)
 		ret = chain_result(t, &ch, "stat", path);
 	if (!ret)
 		ret = decode_all_info(t->c, &ch.rsp[1], st);
-	return ret;
+	return cli_done(t->c, ret, "stat", path);
 }
 
 int rdax_unlink(struct rdax_tree *t, const char *path)
@@ -274,13 +293,13 @@ int rdax_unlink(struct rdax_tree *t, const char *path)
 	struct cli_chain ch;
 	int ret;
 
+	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
 	ret = add_create(t, &ch, &a);
 	if (!ret)
 		ret = add_close(t, &ch, &related_fid, 0);
-	if (!ret)
-		ret = cli_chain_run(t->c, &ch);
-	return ret ? ret : chain_result(t, &ch, "unlink", path);
+	ret = chain_run(t->c, &ch, ret);
+	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "unlink", path), "unlink", path);
 }
 
 int rdax_mkdir(struct rdax_tree *t, const char *path)
@@ -290,13 +309,13 @@ int rdax_mkdir(struct rdax_tree *t, const char *path)
 	struct cli_chain ch;
 	int ret;
 
+	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
 	ret = add_create(t, &ch, &a);
 	if (!ret)
 		ret = add_close(t, &ch, &related_fid, 0);
-	if (!ret)
-		ret = cli_chain_run(t->c, &ch);
-	return ret ? ret : chain_result(t, &ch, "mkdir", path);
+	ret = chain_run(t->c, &ch, ret);
+	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "mkdir", path), "mkdir", path);
 }
 
 int rdax_rmdir(struct rdax_tree *t, const char *path)
@@ -307,15 +326,15 @@ int rdax_rmdir(struct rdax_tree *t, const char *path)
 	struct cli_chain ch;
 	int ret;
 
+	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
 	ret = add_create(t, &ch, &a);
 	if (!ret)
 		ret = add_set_info(t, &ch, &related_fid, FileDispositionInformation, &del, 1);
 	if (!ret)
 		ret = add_close(t, &ch, &related_fid, 0);
-	if (!ret)
-		ret = cli_chain_run(t->c, &ch);
-	return ret ? ret : chain_result(t, &ch, "rmdir", path);
+	ret = chain_run(t->c, &ch, ret);
+	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "rmdir", path), "rmdir", path);
 }
 
 int rdax_rename(struct rdax_tree *t, const char *from, const char *to,
@@ -327,9 +346,13 @@ int rdax_rename(struct rdax_tree *t, const char *from, const char *to,
 	struct wcur w;
 	int n, ret;
 
+	cli_begin(t->c);
 	n = cli_path16(to, name, sizeof(name));
 	if (n < 0)
-		return cli_err(t->c, n, "invalid path %s", to);
+		return cli_err(t->c, n == -E2BIG ? -ENAMETOOLONG : n, "rename %s: %s",
+			       from, n == -E2BIG ? "target path too long" : "invalid target path");
+	if (flags & ~RDAX_RENAME_NOREPLACE)
+		return cli_err(t->c, -EINVAL, "rename %s: unknown flags 0x%x", from, flags);
 	wcur_init(&w, info, sizeof(info));
 	fscc_rename_info_put(&w, !(flags & RDAX_RENAME_NOREPLACE), name, (uint32_t)n);
 	cli_chain_init(t->c, &ch);
@@ -339,9 +362,8 @@ int rdax_rename(struct rdax_tree *t, const char *from, const char *to,
 				   (uint32_t)w.off);
 	if (!ret)
 		ret = add_close(t, &ch, &related_fid, 0);
-	if (!ret)
-		ret = cli_chain_run(t->c, &ch);
-	return ret ? ret : chain_result(t, &ch, "rename", from);
+	ret = chain_run(t->c, &ch, ret);
+	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "rename", from), "rename", from);
 }
 
 int rdax_truncate(struct rdax_tree *t, const char *path, uint64_t size)
@@ -353,15 +375,15 @@ int rdax_truncate(struct rdax_tree *t, const char *path, uint64_t size)
 	int ret;
 
 	put_le64(eof, size);
+	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
 	ret = add_create(t, &ch, &a);
 	if (!ret)
 		ret = add_set_info(t, &ch, &related_fid, FileEndOfFileInformation, eof, 8);
 	if (!ret)
 		ret = add_close(t, &ch, &related_fid, 0);
-	if (!ret)
-		ret = cli_chain_run(t->c, &ch);
-	return ret ? ret : chain_result(t, &ch, "truncate", path);
+	ret = chain_run(t->c, &ch, ret);
+	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "truncate", path), "truncate", path);
 }
 
 int rdax_touch(struct rdax_tree *t, const char *path)
@@ -380,18 +402,20 @@ int rdax_touch(struct rdax_tree *t, const char *path)
 	ft.last_access = ft.last_write;
 	wcur_init(&w, info, sizeof(info));
 	fscc_basic_info_put(&w, &ft, 0);
+	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
 	ret = add_create(t, &ch, &a);
 	if (!ret)
 		ret = add_set_info(t, &ch, &related_fid, FileBasicInformation, info, 40);
 	if (!ret)
 		ret = add_close(t, &ch, &related_fid, 0);
-	if (!ret)
-		ret = cli_chain_run(t->c, &ch);
-	return ret ? ret : chain_result(t, &ch, "touch", path);
+	ret = chain_run(t->c, &ch, ret);
+	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "touch", path), "touch", path);
 }
 
 /* ---- open files ---- */
+
+static int file_close(struct rdax_file *f);
 
 int rdax_open(struct rdax_tree *t, const char *path, int flags,
 	      struct rdax_file **out)
@@ -424,19 +448,23 @@ int rdax_open(struct rdax_tree *t, const char *path, int flags,
 	}
 	if (flags & O_SYNC)
 		a.options |= FILE_WRITE_THROUGH;
+	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
 	ret = add_create(t, &ch, &a);
-	if (!ret)
-		ret = cli_chain_run(t->c, &ch);
+	ret = chain_run(t->c, &ch, ret);
 	if (ret)
-		return ret;
+		return cli_done(t->c, ret, "open", path);
 	if (ch.rsp[0].status)
 		return cli_status(t->c, ch.rsp[0].status, "open", path);
 	if (smb2_create_rsp_decode(ch.rsp[0].pdu, ch.rsp[0].len, &rsp))
 		return cli_err(t->c, -EPROTO, "malformed CREATE response");
 	f = calloc(1, sizeof(*f));
-	if (!f)
-		return -ENOMEM;
+	if (!f) {
+		struct rdax_file tmp = { .t = t, .fid = rsp.fid };
+
+		file_close(&tmp);
+		return cli_err(t->c, -ENOMEM, "open %s: out of memory", path);
+	}
 	f->t = t;
 	f->fid = rsp.fid;
 	f->is_dir = rsp.attributes & FILE_ATTRIBUTE_DIRECTORY;
@@ -446,20 +474,29 @@ int rdax_open(struct rdax_tree *t, const char *path, int flags,
 	return 0;
 }
 
+/* CLOSE a handle (the struct stays the caller's). */
+static int file_close(struct rdax_file *f)
+{
+	struct cli_chain ch;
+	int ret;
+
+	cli_chain_init(f->t->c, &ch);
+	ret = add_close(f->t, &ch, &f->fid, 0);
+	ret = chain_run(f->t->c, &ch, ret);
+	if (!ret && ch.rsp[0].status)
+		ret = cli_status(f->t->c, ch.rsp[0].status, "close", f->path);
+	return cli_done(f->t->c, ret, "close", f->path);
+}
+
 int rdax_close(struct rdax_file **fp)
 {
 	struct rdax_file *f = *fp;
-	struct cli_chain ch;
 	int ret;
 
 	if (!f)
 		return 0;
-	cli_chain_init(f->t->c, &ch);
-	ret = add_close(f->t, &ch, &f->fid, 0);
-	if (!ret)
-		ret = cli_chain_run(f->t->c, &ch);
-	if (!ret && ch.rsp[0].status)
-		ret = cli_status(f->t->c, ch.rsp[0].status, "close", f->path);
+	cli_begin(f->t->c);
+	ret = file_close(f);
 	free(f);
 	*fp = NULL;
 	return ret;
@@ -471,16 +508,19 @@ int rdax_fsync(struct rdax_file *f)
 	struct wcur w;
 	int ret;
 
+	cli_begin(f->t->c);
 	cli_chain_init(f->t->c, &ch);
 	ret = cli_chain_add(f->t->c, &ch, SMB2_FLUSH, f->t->id, false, 0, 24, &w);
-	if (ret)
-		return ret;
+	if (ret) {
+		cli_chain_abort(f->t->c, &ch);
+		return cli_done(f->t->c, ret, "flush", f->path);
+	}
 	smb2_flush_req_encode(&w, &f->fid);
 	cli_chain_end(f->t->c, &ch, &w);
 	ret = cli_chain_run(f->t->c, &ch);
 	if (!ret && ch.rsp[0].status)
 		ret = cli_status(f->t->c, ch.rsp[0].status, "flush", f->path);
-	return ret;
+	return cli_done(f->t->c, ret, "flush", f->path);
 }
 
 int rdax_fstat(struct rdax_file *f, struct rdax_stat *st)
@@ -488,19 +528,25 @@ int rdax_fstat(struct rdax_file *f, struct rdax_stat *st)
 	struct cli_chain ch;
 	int ret;
 
+	cli_begin(f->t->c);
 	cli_chain_init(f->t->c, &ch);
 	ret = add_query_info(f->t, &ch, &f->fid, SMB2_0_INFO_FILE,
 			     FileAllInformation, 4096);
-	if (!ret)
-		ret = cli_chain_run(f->t->c, &ch);
+	ret = chain_run(f->t->c, &ch, ret);
 	if (!ret && ch.rsp[0].status)
 		ret = cli_status(f->t->c, ch.rsp[0].status, "stat", f->path);
 	if (!ret)
 		ret = decode_all_info(f->t->c, &ch.rsp[0], st);
-	return ret;
+	return cli_done(f->t->c, ret, "stat", f->path);
 }
 
 int rdax_ftruncate(struct rdax_file *f, uint64_t size)
+{
+	cli_begin(f->t->c);
+	return cli_ftruncate(f, size);
+}
+
+int cli_ftruncate(struct rdax_file *f, uint64_t size)
 {
 	struct cli_chain ch;
 	uint8_t eof[8];
@@ -509,11 +555,10 @@ int rdax_ftruncate(struct rdax_file *f, uint64_t size)
 	put_le64(eof, size);
 	cli_chain_init(f->t->c, &ch);
 	ret = add_set_info(f->t, &ch, &f->fid, FileEndOfFileInformation, eof, 8);
-	if (!ret)
-		ret = cli_chain_run(f->t->c, &ch);
+	ret = chain_run(f->t->c, &ch, ret);
 	if (!ret && ch.rsp[0].status)
 		ret = cli_status(f->t->c, ch.rsp[0].status, "truncate", f->path);
-	return ret;
+	return cli_done(f->t->c, ret, "truncate", f->path);
 }
 
 /* ---- directories ---- */
@@ -553,14 +598,18 @@ static int dir_fill(struct rdax_dir *d, bool create)
 	cli_chain_init(c, &ch);
 	if (create) {
 		ret = add_create(d->t, &ch, &a);
-		if (ret)
+		if (ret) {
+			cli_chain_abort(c, &ch);
 			return ret;
+		}
 		qi = 1;
 	}
 	ret = cli_chain_add(c, &ch, SMB2_QUERY_DIRECTORY, d->t->id, create,
 			    smb2_credit_charge_for(DIR_BUF), 40, &w);
-	if (ret)
+	if (ret) {
+		cli_chain_abort(c, &ch);
 		return ret;
+	}
 	smb2_query_dir_req_encode(&w, &r);
 	cli_chain_end(c, &ch, &w);
 	ret = cli_chain_run(c, &ch);
@@ -592,28 +641,31 @@ static int dir_fill(struct rdax_dir *d, bool create)
 int rdax_opendir(struct rdax_tree *t, const char *path, struct rdax_dir **out)
 {
 	struct rdax_dir *d;
-	struct rdax_file *f;
 	int ret;
 
+	cli_begin(t->c);
 	d = calloc(1, sizeof(*d));
 	if (!d)
-		return -ENOMEM;
+		return cli_err(t->c, -ENOMEM, "opendir %s: out of memory", path);
 	d->buf = malloc(DIR_BUF);
 	if (!d->buf) {
-		ret = -ENOMEM;
+		ret = cli_err(t->c, -ENOMEM, "opendir %s: out of memory", path);
 		goto out_free;
 	}
 	d->t = t;
 	snprintf(d->path, sizeof(d->path), "%s", path);
-	ret = dir_fill(d, true);
+	ret = cli_done(t->c, dir_fill(d, true), "opendir", path);
 	if (ret) {
 		if (d->fid.volatile_id || d->fid.persistent) {
-			f = calloc(1, sizeof(*f));
-			if (f) {
-				f->t = t;
-				f->fid = d->fid;
-				rdax_close(&f);
-			}
+			struct rdax_file tmp = { .t = t, .fid = d->fid };
+			char msg[sizeof(t->c->errmsg)];
+			uint32_t st = t->c->last_status;
+
+			/* the message stays opendir's */
+			snprintf(msg, sizeof(msg), "%s", t->c->errmsg);
+			file_close(&tmp);
+			snprintf(t->c->errmsg, sizeof(t->c->errmsg), "%s", msg);
+			t->c->last_status = st;
 		}
 		goto out_free_buf;
 	}
@@ -633,13 +685,14 @@ int rdax_readdir(struct rdax_dir *d, struct rdax_dirent *ent)
 	uint32_t nlen;
 	int ret;
 
+	cli_begin(d->t->c);
 	for (;;) {
 		if (d->off == SIZE_MAX || d->off >= d->len) {
 			if (d->eof)
 				return 0;
 			ret = dir_fill(d, false);
 			if (ret)
-				return ret;
+				return cli_done(d->t->c, ret, "readdir", d->path);
 			if (d->eof)
 				return 0;
 		}
@@ -663,18 +716,16 @@ int rdax_readdir(struct rdax_dir *d, struct rdax_dirent *ent)
 int rdax_closedir(struct rdax_dir **dp)
 {
 	struct rdax_dir *d = *dp;
-	struct rdax_file *f;
-	int ret = 0;
+	struct rdax_file f = { 0 };
+	int ret;
 
 	if (!d)
 		return 0;
-	f = calloc(1, sizeof(*f));
-	if (f) {
-		f->t = d->t;
-		f->fid = d->fid;
-		snprintf(f->path, sizeof(f->path), "%s", d->path);
-		ret = rdax_close(&f);
-	}
+	cli_begin(d->t->c);
+	f.t = d->t;
+	f.fid = d->fid;
+	snprintf(f.path, sizeof(f.path), "%s", d->path);
+	ret = file_close(&f);
 	free(d->buf);
 	free(d);
 	*dp = NULL;
@@ -694,7 +745,8 @@ int rdax_url_parse(const char *url, struct rdax_url *u)
 	p = url + 6;
 	slash = strchr(p, '/');
 	end = slash ? slash : p + strlen(p);
-	at = memchr(p, '@', (size_t)(end - p));
+	/* the last '@' before the host: a user name may hold '@' itself */
+	at = memrchr(p, '@', (size_t)(end - p));
 	if (at) {
 		n = (size_t)(at - p);
 		if (n >= sizeof(u->user))

@@ -104,7 +104,11 @@ static void io_on_done(struct cli_chain *ch)
 		io->complete(io);
 }
 
-/* Build and queue one READ/WRITE/FLUSH; len fits cli_io_chunk(). */
+/*
+ * Build and queue one READ/WRITE/FLUSH; len fits cli_io_chunk(). 0: the
+ * request was taken and completes through io_on_done (with an error if
+ * it could not be sent); negative: not taken, no completion follows.
+ */
 static int io_start(struct rdax_conn *c, struct cli_io *io)
 {
 	struct rdax_file *f = io->f;
@@ -125,7 +129,10 @@ static int io_start(struct rdax_conn *c, struct cli_io *io)
 			goto out_free;
 		smb2_flush_req_encode(&w, &f->fid);
 		cli_chain_end(c, &io->ch, &w);
-		return cli_chain_submit(c, &io->ch);
+		ret = cli_chain_submit(c, &io->ch);
+		if (ret)
+			goto out_free;
+		return 0;
 	}
 	ret = cli_rdma_prepare(c, io->buf, io->len, io->op == RDAX_OP_READ, &io->r);
 	if (ret)
@@ -165,11 +172,10 @@ static int io_start(struct rdax_conn *c, struct cli_io *io)
 		}
 	}
 	cli_chain_end(c, &io->ch, &w);
+	/* accepted: the outcome comes once, through io_on_done */
 	ret = cli_chain_submit(c, &io->ch);
-	if (ret && !io->ch.done) {
-		cli_rdma_finish(c, &io->r);
-		return ret;
-	}
+	if (ret)
+		goto out_finish;
 	return 0;
 out_finish:
 	cli_rdma_finish(c, &io->r);
@@ -246,14 +252,30 @@ static ssize_t sync_rw(struct rdax_file *f, uint32_t op, uint8_t *buf, size_t le
 	return err ? err : (ssize_t)done;
 }
 
+ssize_t cli_rw(struct rdax_file *f, bool write, void *buf, size_t len, uint64_t off)
+{
+	struct rdax_conn *c = f->t->c;
+	ssize_t ret;
+
+	if (len && !buf)
+		return cli_err(c, -EFAULT, "%s %s: no buffer", write ? "write" : "read",
+			       f->path);
+	ret = sync_rw(f, write ? RDAX_OP_WRITE : RDAX_OP_READ, buf, len, off);
+	if (ret < 0)
+		cli_done(c, (int)ret, write ? "write" : "read", f->path);
+	return ret;
+}
+
 ssize_t rdax_pread(struct rdax_file *f, void *buf, size_t len, uint64_t off)
 {
-	return sync_rw(f, RDAX_OP_READ, buf, len, off);
+	cli_begin(f->t->c);
+	return cli_rw(f, false, buf, len, off);
 }
 
 ssize_t rdax_pwrite(struct rdax_file *f, const void *buf, size_t len, uint64_t off)
 {
-	return sync_rw(f, RDAX_OP_WRITE, (uint8_t *)buf, len, off);
+	cli_begin(f->t->c);
+	return cli_rw(f, true, (void *)buf, len, off);
 }
 
 /* ---- the asynchronous queue ---- */
@@ -288,11 +310,12 @@ int rdax_ioq_new(struct rdax_conn *c, unsigned int depth, struct rdax_ioq **out)
 	struct rdax_ioq *q;
 	unsigned int i;
 
+	cli_begin(c);
 	if (!depth || depth > 4096)
-		return -EINVAL;
+		return cli_err(c, -EINVAL, "queue depth %u: not in 1..4096", depth);
 	q = calloc(1, sizeof(*q));
 	if (!q)
-		return -ENOMEM;
+		return cli_err(c, -ENOMEM, "queue of depth %u: out of memory", depth);
 	q->c = c;
 	q->depth = depth;
 	q->ios = calloc(depth, sizeof(*q->ios));
@@ -303,7 +326,7 @@ int rdax_ioq_new(struct rdax_conn *c, unsigned int depth, struct rdax_ioq **out)
 		free(q->free);
 		free(q->cq);
 		free(q);
-		return -ENOMEM;
+		return cli_err(c, -ENOMEM, "queue of depth %u: out of memory", depth);
 	}
 	for (i = 0; i < depth; i++) {
 		q->ios[i].owner = q;
@@ -319,19 +342,57 @@ unsigned int rdax_ioq_inflight(const struct rdax_ioq *q)
 	return q->active;
 }
 
+/*
+ * Largest READ/WRITE of len bytes the connection carries in one request:
+ * over SMB-Direct the data goes by RDMA (up to rdma_max) or, when signed,
+ * encrypted or below the RDMA threshold, inline in one message.
+ */
+static size_t io_limit(const struct rdax_conn *c, size_t len)
+{
+	size_t m = c->max_read < c->max_write ? c->max_read : c->max_write;
+	bool rdma;
+
+	if (!c->x)
+		return m;
+	rdma = !c->signing && !c->encrypt && len >= c->cfg.rdma_threshold;
+	if (rdma && m > c->rdma_max)
+		m = c->rdma_max;
+	if (!rdma && m > c->inline_max)
+		m = c->inline_max;
+	return m;
+}
+
 size_t rdax_ioq_max_io(const struct rdax_ioq *q)
 {
 	struct rdax_conn *c = q->c;
-	size_t m = c->max_read < c->max_write ? c->max_read : c->max_write;
 
-	if (c->x && c->rdma_max && m > c->rdma_max)
-		m = c->rdma_max;
-	return m;
+	/* the largest length that fits its own path */
+	if (c->x && !c->signing && !c->encrypt && c->cfg.rdma_threshold <= c->rdma_max)
+		return io_limit(c, SIZE_MAX);
+	return io_limit(c, 0);
 }
 
 int rdax_ioq_fd(const struct rdax_ioq *q)
 {
 	return q->c->epfd;
+}
+
+/* Can the connection take this request? 0, or why not (with a message). */
+static int io_check(struct rdax_conn *c, const struct rdax_io *in, unsigned int i)
+{
+	if (!in->file || in->file->t->c != c)
+		return cli_err(c, -EINVAL, "request %u: no file open on this connection", i);
+	if (in->opcode < RDAX_OP_READ || in->opcode > RDAX_OP_FSYNC)
+		return cli_err(c, -EINVAL, "request %u: unknown opcode %u", i, in->opcode);
+	if (in->opcode == RDAX_OP_FSYNC)
+		return cli_check_credits(c, 1);
+	if (!in->buf || !in->len)
+		return cli_err(c, -EINVAL, "request %u: no buffer", i);
+	if (in->len > io_limit(c, in->len))
+		return cli_err(c, -EINVAL, "request %u: %zu bytes, more than the %zu one request carries here",
+			       i, in->len, io_limit(c, in->len));
+	/* more credits than the server granted, and none coming back */
+	return cli_check_credits(c, smb2_credit_charge_for((uint32_t)in->len));
 }
 
 int rdax_submit(struct rdax_ioq *q, const struct rdax_io *ios, unsigned int n)
@@ -340,17 +401,16 @@ int rdax_submit(struct rdax_ioq *q, const struct rdax_io *ios, unsigned int n)
 	unsigned int i;
 	int ret;
 
+	cli_begin(c);
 	for (i = 0; i < n; i++) {
 		const struct rdax_io *in = &ios[i];
 		struct cli_io *io;
 
 		if (!q->nfree || q->cq_len + rdax_ioq_inflight(q) >= q->depth)
 			break;
-		if (!in->file || in->file->t->c != c ||
-		    (in->opcode != RDAX_OP_FSYNC && (!in->buf || !in->len ||
-						     in->len > rdax_ioq_max_io(q))) ||
-		    in->opcode < RDAX_OP_READ || in->opcode > RDAX_OP_FSYNC)
-			return i ? (int)i : -EINVAL;
+		ret = io_check(c, in, i);
+		if (ret)
+			return i ? (int)i : ret;
 		io = q->free[--q->nfree];
 		io->c = c;
 		io->f = in->file;
@@ -362,11 +422,9 @@ int rdax_submit(struct rdax_ioq *q, const struct rdax_io *ios, unsigned int n)
 		q->active++;
 		ret = io_start(c, io);
 		if (ret) {
-			/* a submit error may still have completed the io */
-			if (!io->done) {
-				q->active--;
-				q->free[q->nfree++] = io;
-			}
+			/* not taken: no completion will follow */
+			q->active--;
+			q->free[q->nfree++] = io;
 			return i ? (int)i : ret;
 		}
 	}
@@ -376,26 +434,35 @@ int rdax_submit(struct rdax_ioq *q, const struct rdax_io *ios, unsigned int n)
 int rdax_reap(struct rdax_ioq *q, struct rdax_cqe *cqes, unsigned int max,
 	      unsigned int min, int timeout_ms)
 {
+	/* timeout_ms bounds the whole call, however many events arrive */
+	uint64_t deadline = cli_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 	unsigned int n = 0;
-	int ret;
+	int ret = 0, wait;
 
+	cli_begin(q->c);
 	if (min > max)
 		min = max;
 	/* non-blocking progress first */
-	if (q->cq_len < min || !q->cq_len) {
+	if ((q->cq_len < min || !q->cq_len) && rdax_ioq_inflight(q))
 		ret = cli_progress(q->c, 0);
-		if (ret && ret != -ETIMEDOUT)
-			return ret;
+	while (q->cq_len < min && rdax_ioq_inflight(q) && (!ret || ret == -ETIMEDOUT)) {
+		if (timeout_ms < 0) {
+			wait = -1;
+		} else {
+			uint64_t now = cli_now_ms();
+
+			if (now >= deadline)
+				break;
+			wait = (int)(deadline - now);
+		}
+		ret = cli_progress(q->c, wait);
 	}
-	while (q->cq_len < min) {
-		if (!rdax_ioq_inflight(q))
-			break;
-		ret = cli_progress(q->c, timeout_ms);
-		if (ret == -ETIMEDOUT)
-			break;
-		if (ret)
-			return ret;
-	}
+	/*
+	 * A broken connection completes what was in flight with errors:
+	 * hand those out; the error itself only when there is nothing.
+	 */
+	if (ret && ret != -ETIMEDOUT && !q->cq_len)
+		return cli_done(q->c, ret, "reap", NULL);
 	while (n < max && q->cq_len) {
 		cqes[n++] = q->cq[q->cq_head];
 		q->cq_head = (q->cq_head + 1) % q->depth;
@@ -407,12 +474,42 @@ int rdax_reap(struct rdax_ioq *q, struct rdax_cqe *cqes, unsigned int max,
 void rdax_ioq_delete(struct rdax_ioq **qp)
 {
 	struct rdax_ioq *q = *qp;
+	struct rdax_conn *c;
+	unsigned int left;
+	uint64_t last;
+	int tmo;
 
 	if (!q)
 		return;
-	while (rdax_ioq_inflight(q) && !q->c->broken)
-		if (cli_progress(q->c, 1000) && q->c->broken)
+	c = q->c;
+	tmo = c->cfg.timeout_ms;
+	/*
+	 * Wait for what is in flight, but not for a server that stopped
+	 * answering: after the request timeout without a completion, fail
+	 * everything still in flight (the connection is then unusable).
+	 */
+	last = cli_now_ms();
+	left = rdax_ioq_inflight(q);
+	while (rdax_ioq_inflight(q) && !c->broken) {
+		uint64_t now = cli_now_ms();
+		int wait = 1000;
+
+		if (rdax_ioq_inflight(q) < left) {
+			left = rdax_ioq_inflight(q);
+			last = now;
+		}
+		if (tmo >= 0) {
+			if (now - last >= (uint64_t)tmo) {
+				cli_err(c, -ETIMEDOUT, "%s did not answer within %d ms", c->host, tmo);
+				cli_engine_stop_inflight(c, -ETIMEDOUT);
+				break;
+			}
+			if ((uint64_t)wait > last + (uint64_t)tmo - now)
+				wait = (int)(last + (uint64_t)tmo - now);
+		}
+		if (cli_progress(c, wait) && c->broken)
 			break;
+	}
 	free(q->ios);
 	free(q->free);
 	free(q->cq);

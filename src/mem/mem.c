@@ -229,6 +229,13 @@ void mr_cache_get_stats(const struct mr_cache *mc, struct mr_cache_stats *st)
 	st->entries = mc->n;
 }
 
+void mr_cache_reset_stats(struct mr_cache *mc)
+{
+	mc->st.hits = 0;
+	mc->st.misses = 0;
+	mc->st.evictions = 0;
+}
+
 void mr_cache_free(struct mr_cache **mcp)
 {
 	struct mr_cache *mc = *mcp;

@@ -49,6 +49,8 @@ void mr_cache_put(struct mr_cache *mc, struct ibv_mr *mr);
 /* Forget registrations overlapping a range (memory being freed). */
 void mr_cache_invalidate(struct mr_cache *mc, void *addr, size_t len);
 void mr_cache_get_stats(const struct mr_cache *mc, struct mr_cache_stats *st);
+/* Zero the counters (hits, misses, evictions); what is registered stays. */
+void mr_cache_reset_stats(struct mr_cache *mc);
 void mr_cache_free(struct mr_cache **mc);
 
 /* ---- bounce pool ---- */

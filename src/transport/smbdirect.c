@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -1387,6 +1388,8 @@ int smbd_connect(const char *host, unsigned int port,
 	struct smbd_conn *c;
 	char portstr[8];
 	uint64_t deadline;
+	/* address and route resolution want a bound: none means "very long" */
+	int resolve_ms = timeout_ms < 0 ? INT_MAX : timeout_ms;
 	int ret;
 
 	c = conn_new(prm, false);
@@ -1395,7 +1398,10 @@ int smbd_connect(const char *host, unsigned int port,
 	snprintf(c->x.peer, sizeof(c->x.peer), "rdma://%s:%u", host, port);
 	snprintf(portstr, sizeof(portstr), "%u", port);
 	if (rdma_getaddrinfo(host, portstr, &hints, &res)) {
-		ret = -EHOSTUNREACH;
+		/* a name that does not resolve at all, or no RDMA address */
+		ret = xprt_resolve_check(host, port, NULL);
+		if (!ret)
+			ret = -EHOSTUNREACH;
 		goto out_free;
 	}
 	c->cm_ch = rdma_create_event_channel();
@@ -1405,12 +1411,12 @@ int smbd_connect(const char *host, unsigned int port,
 		rdma_freeaddrinfo(res);
 		goto out_destroy;
 	}
-	ret = rdma_resolve_addr(c->id, res->ai_src_addr, res->ai_dst_addr, timeout_ms) ?
+	ret = rdma_resolve_addr(c->id, res->ai_src_addr, res->ai_dst_addr, resolve_ms) ?
 	      -errno : wait_cm(c, RDMA_CM_EVENT_ADDR_RESOLVED, timeout_ms);
 	rdma_freeaddrinfo(res);
 	if (ret)
 		goto out_destroy;
-	ret = rdma_resolve_route(c->id, timeout_ms) ? -errno :
+	ret = rdma_resolve_route(c->id, resolve_ms) ? -errno :
 	      wait_cm(c, RDMA_CM_EVENT_ROUTE_RESOLVED, timeout_ms);
 	if (ret)
 		goto out_destroy;
@@ -1452,7 +1458,8 @@ int smbd_connect(const char *host, unsigned int port,
 	if (ret)
 		goto out_destroy;
 	c->send_free = c->send_free->next_free;
-	deadline = now_ms() + (uint64_t)timeout_ms;
+	/* timeout_ms < 0: no deadline (it would wrap to the past) */
+	deadline = timeout_ms < 0 ? UINT64_MAX : now_ms() + (uint64_t)timeout_ms;
 	while (c->state == SMBD_NEGOTIATING) {
 		ret = client_poll(c, 100);
 		if (ret && ret != -ETIMEDOUT)

@@ -127,6 +127,10 @@ const char *smbd_pending_peer(const struct smbd_pending *p);
 
 /* ---- client side (blocking with timeouts) ---- */
 
+/*
+ * timeout_ms < 0: no timeout. A host name that does not resolve gives
+ * -ENXIO (or -EAGAIN), as tcp_connect; no RDMA path to it -EHOSTUNREACH.
+ */
 int smbd_connect(const char *host, unsigned int port,
 		 const struct smbd_params *prm, int timeout_ms,
 		 struct xprt **out);

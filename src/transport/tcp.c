@@ -40,6 +40,17 @@ struct tcp_xprt {
 	uint32_t ev;
 };
 
+/*
+ * writev() for sockets without SIGPIPE: a peer that went away is an
+ * EPIPE for the caller, not a signal that kills a library's host process.
+ */
+static ssize_t send_iov(int fd, struct iovec *iov, int cnt)
+{
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
+
+	return sendmsg(fd, &m, MSG_NOSIGNAL);
+}
+
 static int tcp_set_events(struct tcp_xprt *t)
 {
 	struct epoll_event ev = { .data.ptr = &t->ev_ref };
@@ -83,7 +94,7 @@ static int tcp_flush(struct tcp_xprt *t)
 				cnt++;
 			}
 		}
-		n = writev(t->x.fd, iov, cnt);
+		n = send_iov(t->x.fd, iov, cnt);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -343,7 +354,43 @@ static int poll_fd(int fd, short events, int timeout_ms)
 	return n ? 0 : -ETIMEDOUT;
 }
 
-int tcp_connect(const char *host, unsigned int port, int timeout_ms)
+int xprt_resolve_errno(int eai)
+{
+	switch (eai) {
+	case 0:
+		return 0;
+	case EAI_SYSTEM:
+		return errno ? -errno : -EIO;
+	case EAI_MEMORY:
+		return -ENOMEM;
+	case EAI_AGAIN:
+		return -EAGAIN;
+	default:
+		return -ENXIO;
+	}
+}
+
+int xprt_resolve_check(const char *host, unsigned int port, const char **why)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *res;
+	char portstr[8];
+	int ret;
+
+	snprintf(portstr, sizeof(portstr), "%u", port);
+	ret = getaddrinfo(host, portstr, &hints, &res);
+	if (!ret) {
+		freeaddrinfo(res);
+		return 0;
+	}
+	if (why)
+		*why = gai_strerror(ret);
+	return xprt_resolve_errno(ret);
+}
+
+int tcp_connect(const char *host, unsigned int port, int timeout_ms,
+		const char **why)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_NUMERICSERV };
@@ -354,8 +401,11 @@ int tcp_connect(const char *host, unsigned int port, int timeout_ms)
 
 	snprintf(portstr, sizeof(portstr), "%u", port);
 	ret = getaddrinfo(host, portstr, &hints, &res);
-	if (ret)
-		return ret == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
+	if (ret) {
+		if (why)
+			*why = gai_strerror(ret);
+		return xprt_resolve_errno(ret);
+	}
 	ret = -EHOSTUNREACH;
 	for (ai = res; ai; ai = ai->ai_next) {
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC |
@@ -407,7 +457,7 @@ int tcp_send_msg(int fd, const struct iovec *iov, int iovcnt)
 	cnt = iovcnt + 1;
 	i = 0;
 	while (i < cnt) {
-		ssize_t n = writev(fd, v + i, cnt - i);
+		ssize_t n = send_iov(fd, v + i, cnt - i);
 
 		if (n < 0) {
 			if (errno == EINTR)

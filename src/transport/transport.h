@@ -91,8 +91,17 @@ int tcp_xprt_new(int fd, int epfd, struct xprt **out);
 /* "host:port" text of a socket peer. */
 void tcp_peer_name(int fd, char *buf, size_t len);
 
-/* Client side, blocking with a timeout (ms, <0 = forever). */
-int tcp_connect(const char *host, unsigned int port, int timeout_ms);
+/*
+ * Client side, blocking with a timeout (ms, <0 = forever). A host name
+ * that does not resolve gives -ENXIO (-EAGAIN: temporary resolver
+ * failure) and, if why is set, the resolver's text (gai_strerror).
+ */
+int tcp_connect(const char *host, unsigned int port, int timeout_ms,
+		const char **why);
+/* getaddrinfo() result (EAI_*) as a negative errno, as tcp_connect. */
+int xprt_resolve_errno(int eai);
+/* Does host resolve? 0, or as tcp_connect's resolver failures. */
+int xprt_resolve_check(const char *host, unsigned int port, const char **why);
 int tcp_send_msg(int fd, const struct iovec *iov, int iovcnt);
 /*
  * Receive one framed message into *buf (grown with realloc as needed).

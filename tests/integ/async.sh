@@ -4,12 +4,27 @@
 . "$(dirname "$0")/lib.sh"
 [ -x "$B/tests/async_io" ] || die "$B/tests/async_io not built (make tests)"
 mkdir -p "$T/share"
-start_rdaxd srv --share data="$T/share" --guest
+make_user "$T/passdb" alice 'async pass'
+start_rdaxd srv --share data="$T/share" --guest --passdb "$T/passdb"
 for qd in 1 8 32; do
 	check "rdax_ioq at depth $qd against rdaxd" \
 		"$B/tests/async_io" --guest "smb://127.0.0.1:$PORT/data/async$qd.bin" $qd
 	sed 's/^/    /' "$T/check.out" | grep -v '^    ok:' | head -5
 done
+check "rdax_ioq at depth 8 on a signed session" \
+	"$B/tests/async_io" --sign --user alice --password-file "$T/alice.pw" \
+	"smb://127.0.0.1:$PORT/data/signed.bin" 8
+sed 's/^/    /' "$T/check.out" | grep -v '^    ok:' | head -5
 check "rdaxd is still running" kill -0 "$RDAXD_PID"
 check "SIGTERM stops rdaxd cleanly" stop_rdaxd
+
+# a link that stalls or trickles (tests/integ/relay.c), then a server
+# that dies: bounded waits, every request reported exactly once
+mkdir -p "$T/share2"
+start_rdaxd srv2 --share data="$T/share2" --guest
+start_relay
+check "reap and delete bounded; requests reported once when the server dies" \
+	"$B/tests/async_faults" "smb://127.0.0.1:$RPORT/data" "$RELAY_PID" \
+	"smb://127.0.0.1:$PORT/data" "$RDAXD_PID"
+sed 's/^/    /' "$T/check.out"
 finish

@@ -5,7 +5,12 @@
  * completion ring's limits, an fd that polls readable, and sync calls
  * interleaved with async ones on the same connection.
  *
- * usage: async_io [--rdma] [--guest | --user U --password-file F] URL DEPTH
+ * Then requests of the largest size rdax_ioq_max_io() gives, at depth:
+ * they must fit the credit window and, over SMB-Direct with signing or
+ * encryption, one inline message. rdax_conn_stats_reset() zeroes every
+ * counter, the MR cache's included.
+ *
+ * usage: async_io [--rdma] [--sign] [--timeout MS] [--guest | --user U --password-file F] URL DEPTH
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +45,7 @@ int main(int argc, char **argv)
 	struct rdax_cqe cqe[64];
 	struct rdax_io io[64];
 	struct rdax_buf *rb = NULL;
+	struct rdax_conn_info ci;
 	unsigned int depth, done, i, b, k;
 	uint32_t *order;
 	uint8_t *buf, *rbuf;
@@ -52,13 +58,18 @@ int main(int argc, char **argv)
 			rdax_cfg_set_transport(cfg, RDAX_TRANSPORT_RDMA);
 		else if (!strcmp(argv[a], "--guest"))
 			rdax_cfg_set_guest(cfg, true);
+		else if (!strcmp(argv[a], "--sign"))
+			rdax_cfg_set_signing(cfg, true);
+		else if (!strcmp(argv[a], "--timeout") && a + 1 < argc &&
+			 rdax_cfg_set_timeout(cfg, atoi(argv[++a])))
+			return 2;
 		else if (!strcmp(argv[a], "--user") && a + 1 < argc)
 			rdax_cfg_set_credentials(cfg, argv[++a], NULL);
 		else if (!strcmp(argv[a], "--password-file") && a + 1 < argc)
 			rdax_cfg_set_password_file(cfg, argv[++a]);
 	}
 	if (a + 2 != argc || rdax_url_parse(argv[a], &u)) {
-		fprintf(stderr, "usage: async_io [--rdma] [--guest | --user U --password-file F] URL DEPTH\n");
+		fprintf(stderr, "usage: async_io [--rdma] [--sign] [--timeout MS] [--guest | --user U --password-file F] URL DEPTH\n");
 		return 2;
 	}
 	depth = (unsigned int)atoi(argv[a + 1]);
@@ -97,7 +108,10 @@ int main(int argc, char **argv)
 		BAD("rdax_ioq_new");
 		return 1;
 	}
-	if (rdax_ioq_max_io(q) < (1u << 20))
+	/* signed over SMB-Direct the data goes inline: one message (~1 MiB) */
+	rdax_conn_info(c, &ci);
+	if (rdax_ioq_max_io(q) < (ci.signing && !strcmp(ci.transport, "smbdirect") ?
+				  (256u << 10) : (1u << 20)))
 		BAD("max I/O %zu below 1 MiB", rdax_ioq_max_io(q));
 	else
 		OK("max I/O per request %zu bytes", rdax_ioq_max_io(q));
@@ -217,14 +231,68 @@ int main(int argc, char **argv)
 	if (k == 2)
 		OK("FSYNC completes, a read past EOF returns 0");
 
+	/* the largest requests, depth of them (up to 4): writes, then reads */
 	{
+		size_t max = rdax_ioq_max_io(q), len;
+		unsigned int m = depth < 4 ? depth : 4, bad = 0;
+		uint8_t *big = malloc(max * m), *back = malloc(max * m);
 		struct rdax_stats st;
+		size_t j;
+
+		for (j = 0; big && j < max * m; j++)
+			big[j] = (uint8_t)(j * 13 + j / 4096);
+		for (k = 0; big && back && k < 2; k++) {
+			for (i = 0; i < m; i++)
+				io[i] = (struct rdax_io){ .opcode = k ? RDAX_OP_READ : RDAX_OP_WRITE,
+							  .file = f, .buf = (k ? back : big) + i * max,
+							  .len = max, .offset = (uint64_t)i * max,
+							  .user_data = i };
+			n = rdax_submit(q, io, m);
+			if (n != (int)m) {
+				BAD("submit of %u %s of %zu bytes took %d: %s", m, k ? "reads" : "writes",
+				    max, n, rdax_errmsg(c));
+				break;
+			}
+			rdax_conn_stats(c, &st);
+			if (st.credits > 65535)
+				BAD("%u credits held with %u requests queued", st.credits, m);
+			for (done = 0; done < m; done += (unsigned int)n) {
+				n = rdax_reap(q, cqe, 64, 1, 20000);
+				if (n <= 0) {
+					BAD("reap of the largest requests: %d: %s", n, rdax_errmsg(c));
+					break;
+				}
+				for (i = 0; i < (unsigned int)n; i++)
+					if (cqe[i].res != (int64_t)max)
+						bad++;
+			}
+			if (n <= 0)
+				break;
+		}
+		len = max * m;
+		if (k == 2 && !bad && !memcmp(big, back, len))
+			OK("%u requests of %zu bytes (rdax_ioq_max_io) written and read back", m, max);
+		else
+			BAD("%u requests of %zu bytes: %u short or failed", m, max, bad);
+		free(big);
+		free(back);
 
 		rdax_conn_stats(c, &st);
 		printf("stats: %llu requests, %llu bytes by RDMA, %llu inline, MR cache %llu/%llu\n",
 		       (unsigned long long)st.requests, (unsigned long long)st.rdma_bytes,
 		       (unsigned long long)st.inline_bytes, (unsigned long long)st.mr_cache_hits,
 		       (unsigned long long)st.mr_cache_misses);
+		rdax_conn_stats_reset(c);
+		rdax_conn_stats(c, &st);
+		if (st.round_trips || st.requests || st.bytes_sent || st.bytes_received ||
+		    st.bytes_read || st.bytes_written || st.rdma_bytes || st.inline_bytes ||
+		    st.mr_cache_hits || st.mr_cache_misses)
+			BAD("after rdax_conn_stats_reset: %llu requests, %llu bytes, MR cache %llu/%llu",
+			    (unsigned long long)st.requests, (unsigned long long)st.bytes_sent,
+			    (unsigned long long)st.mr_cache_hits,
+			    (unsigned long long)st.mr_cache_misses);
+		else
+			OK("rdax_conn_stats_reset zeroes every counter, the MR cache's too");
 	}
 	rdax_ioq_delete(&q);
 	rdax_buf_dereg(&rb);

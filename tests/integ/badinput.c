@@ -169,7 +169,7 @@ static int raw_open(struct raw *r, bool full)
 	int step;
 
 	memset(r, 0, sizeof(*r));
-	r->fd = tcp_connect(host, port, 5000);
+	r->fd = tcp_connect(host, port, 5000, NULL);
 	if (r->fd < 0)
 		return r->fd;
 	if (!full)

@@ -85,5 +85,60 @@ check "encrypted session" $RDAX $A --encrypt get "$U/ro/readme.txt" "$T/r2"
 check "SMB 3.0 signed" $RDAX $A --sign --max-protocol SMB3_00 ls "$U/data"
 check "SMB 2.1 signed" $RDAX $A --sign --max-protocol SMB2_10 ls "$U/data"
 
+# get and put into directories, like cp: DIR/NAME
+mkdir "$T/dl"
+check "get into a local directory" $RDAX $A get "$U/ro/readme.txt" "$T/dl"
+check "... writes DIR/NAME" cmp "$T/ro/readme.txt" "$T/dl/readme.txt"
+rm -f "$T/dl/readme.txt"
+check "get into DIR/" $RDAX $A get "$U/ro/readme.txt" "$T/dl/"
+check "... writes DIR/NAME" cmp "$T/ro/readme.txt" "$T/dl/readme.txt"
+mkdir "$T/share/up"
+check "put into a remote directory" $RDAX $A put "$T/ro/readme.txt" "$U/data/up"
+check "... writes DIR/NAME" cmp "$T/ro/readme.txt" "$T/share/up/readme.txt"
+check "put into a URL ending in /" $RDAX $A put "$T/alice.pw" "$U/data/up/"
+check "... writes DIR/NAME" cmp "$T/alice.pw" "$T/share/up/alice.pw"
+check "put into the share itself" $RDAX $A put "$T/alice.pw" "$U/data"
+check "... writes SHARE/NAME" cmp "$T/alice.pw" "$T/share/alice.pw"
+check_fails "put into a missing DIR/ fails" $RDAX $A put "$T/alice.pw" "$U/data/nodir/"
+check "... and creates nothing" test ! -e "$T/share/nodir"
+
+# options anywhere on the line; "--" ends them
+check "options after the URL" $RDAX ls "$U/data" --user alice --password-file "$T/alice.pw"
+check "--guest after the command" $RDAX put "$T/alice.pw" "$U/pub/g2.txt" --guest
+check "--transport --sign --max-protocol --encrypt after the command" \
+	$RDAX ls "$U/data" $A --transport tcp --sign --max-protocol SMB3_11 --encrypt
+check_output "a bad option after the command is still an option error" "unrecognized option" \
+	$RDAX ls "$U/data" $A --no-such-option
+check "-- ends the options" sh -c "cd '$T' && $RDAX $A get '$U/ro/readme.txt' -- -dash.txt"
+check "... a file named -dash.txt" cmp "$T/ro/readme.txt" "$T/-dash.txt"
+
+# a host name that does not resolve says so
+check_output "unknown host: cannot resolve" \
+	"smb://nosuch.invalid.*cannot resolve host nosuch.invalid: .*(not known|name resolution)" \
+	$RDAX --guest ls smb://nosuch.invalid/pub
+
+# mv: one share means the same host in any case and the same port
+$RDAX $A touch "$U/data/m1"
+check "mv between URLs naming the host in other cases" \
+	$RDAX $A mv "smb://localhost:$PORT/data/m1" "smb://LocalHost:$PORT/data/m2"
+check "... renamed it" test -f "$T/share/m2"
+check_output "mv to the same host on another port is refused" "not on the same share" \
+	$RDAX $A mv "$U/data/m2" "smb://127.0.0.1:1/data/m3"
+check "... and renames nothing" test -f "$T/share/m2" -a ! -e "$T/share/m3"
+
+# a user name with '@' in a URL: the last '@' ends it
+check "URL user alice@EXAMPLE (user@domain)" \
+	env RDAX_PASSWORD='s3cret pass' $RDAX ls "smb://alice@EXAMPLE@127.0.0.1:$PORT/data"
+
+# passwd never cuts a password short
+long=$(head -c 300 /dev/zero | tr '\0' x)
+check_output "passwd refuses a password over 255 bytes" "password too long" \
+	sh -c "printf '%s\n' $long | $RDAX passwd --passdb '$T/passdb2' carol"
+check "... and writes nothing" test ! -e "$T/passdb2"
+max=$(head -c 255 /dev/zero | tr '\0' y)
+printf '%s\n' "$max" >"$T/carol.pw"
+chmod 600 "$T/carol.pw"
+check "a 255-byte password is taken" sh -c "printf '%s\n' $max | $RDAX passwd --passdb '$T/passdb' carol"
+
 check "SIGTERM stops rdaxd cleanly" stop_rdaxd
 finish

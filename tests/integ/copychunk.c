@@ -102,7 +102,7 @@ static int raw_session(struct raw *r)
 	int n, step, ret = -EACCES;
 
 	memset(r, 0, sizeof(*r));
-	r->fd = tcp_connect(host, port, 5000);
+	r->fd = tcp_connect(host, port, 5000, NULL);
 	if (r->fd < 0)
 		return r->fd;
 	neg.security_mode = SMB2_NEGOTIATE_SIGNING_ENABLED;

@@ -77,6 +77,14 @@ check "cp into a directory" $RDAX $A cp "$U/data/big.bin" dir1
 check "... keeps the source's name" cmp "$T/share/big.bin" "$T/share/dir1/big.bin"
 check "cp to a URL on the same share" $RDAX $A cp "$U/data/big.bin" "$U/data/dir1/u.bin"
 check "... is byte-identical" cmp "$T/share/big.bin" "$T/share/dir1/u.bin"
+printf 'slash\n' >"$T/share/t.txt"
+check "cp into a directory given as dir1/" $RDAX $A cp "$U/data/t.txt" dir1/
+check "... lands in dir1/t.txt" cmp "$T/share/t.txt" "$T/share/dir1/t.txt"
+mkdir "$T/share/dir2"
+check "cp into a directory given as a URL ending in /" $RDAX $A cp "$U/data/t.txt" "$U/data/dir2/"
+check "... lands in dir2/t.txt" cmp "$T/share/t.txt" "$T/share/dir2/t.txt"
+check_fails "cp into a missing dir9/ fails" $RDAX $A cp "$U/data/t.txt" dir9/
+check "... and creates nothing" test ! -e "$T/share/dir9"
 : >"$T/share/empty"
 check "cp of an empty file" $RDAX $A cp "$U/data/empty" copy.bin
 check "... empties the destination" test ! -s "$T/share/copy.bin"
@@ -106,6 +114,24 @@ check "cp from a read-only share to another" $RDAX $A cp "$U/ro/r.txt" "$U/data/
 check "... byte-identical" cmp "$T/ro/r.txt" "$T/share/r.txt"
 check_output "--server-copy across shares is refused" "not on one share" \
 	$RDAX $A --server-copy cp "$U/data/big.bin" "$U/other/y.bin"
+
+# a server without server-side copy (the relay turns resume key requests
+# into an FSCTL rdaxd does not know): --server-copy fails before it
+# touches the destination; without it the copy goes through the client
+start_relay --no-resume-key
+R="smb://127.0.0.1:$RPORT"
+printf 'keep me\n' >"$T/pub/keep.txt"
+printf 'the source\n' >"$T/pub/src.txt"
+check_output "--server-copy on a server without server-side copy fails" \
+	"no server-side copy.*resume key refused" \
+	$RDAX --guest --server-copy cp "$R/pub/src.txt" keep.txt
+check "... and leaves the existing destination as it was" grep -qx "keep me" "$T/pub/keep.txt"
+check_fails "--server-copy to a new destination fails too" \
+	$RDAX --guest --server-copy cp "$R/pub/src.txt" new.txt
+check "... and creates none" test ! -e "$T/pub/new.txt"
+check_output "without --server-copy the copy goes through the client" \
+	"cp: data through the client" $RDAX --guest --stats cp "$R/pub/src.txt" keep.txt
+check "... and replaces the destination" cmp "$T/pub/src.txt" "$T/pub/keep.txt"
 
 # the protocol, raw
 check "COPYCHUNK limits, keys, partial results, access (raw client)" \

@@ -124,3 +124,21 @@ make_user() {
 	printf '%s\n' "$3" >"$T/$2.pw"
 	chmod 600 "$T/$2.pw"
 }
+
+# start_relay [--no-resume-key]: tests/integ/relay.c between clients and
+# rdaxd's PORT; sets RPORT and RELAY_PID. SIGUSR1 holds the server's
+# answers back, SIGUSR2 trickles them, SIGHUP passes them again.
+start_relay() {
+	[ -x "$B/tests/relay" ] || die "$B/tests/relay not built (make tests)"
+	RPORT=$(free_port)
+	"$B/tests/relay" "$@" "$RPORT" "$PORT" >"$T/relay.$RPORT.log" 2>&1 &
+	RELAY_PID=$!
+	pids="$pids $RELAY_PID"
+	i=0
+	while ! grep -q "ready" "$T/relay.$RPORT.log" 2>/dev/null; do
+		kill -0 "$RELAY_PID" 2>/dev/null || die "relay did not start: $(cat "$T/relay.$RPORT.log")"
+		i=$((i + 1))
+		[ $i -gt 100 ] && die "relay not ready after 10 s"
+		sleep 0.1
+	done
+}
