@@ -35,6 +35,7 @@
 #define SRV_MAX_SEG 16			/* bounce segments per request */
 #define SRV_MAX_RDEV 4			/* RDMA devices per worker */
 #define SRV_ASYNC 1			/* handler: the response comes later */
+#define SRV_ZC_READ_MIN (16u * 1024)	/* smaller READs are copied */
 
 enum srv_signing { SRV_SIGN_AUTO, SRV_SIGN_MANDATORY, SRV_SIGN_DISABLED };
 /* share option "store": auto picks dax when the share is on a DAX mount */
@@ -138,6 +139,9 @@ struct srv_rbuf {
 	size_t len;			/* payload bytes used */
 	struct srv_worker *w;
 	struct srv_rbuf *next_free;
+	/* xb.tail points into this open's DAX mapping until sent */
+	struct srv_open *hold_open;
+	struct dax_file *hold_dax;
 };
 
 /* File object shared by all opens of one inode within a share. */

@@ -549,6 +549,46 @@ int smb_flush(struct srv_req *req)
 
 /* ---- READ / WRITE ---- */
 
+/*
+ * DAX share over TCP: a READ that lies in the file's mapping is sent
+ * from it (the transport's second segment), with no copy into the
+ * response. Only for a lone, unsigned, unencrypted READ: a signature or
+ * a cipher needs the data in the message. 0 = answered, 1 = not here.
+ */
+static int read_from_mapping(struct srv_req *req, struct srv_open *o,
+			     const struct smb2_read_req *r)
+{
+	struct dax_file *dax = o->file ? o->file->dax : NULL;
+	struct srv_session *s = req->sess;
+	struct smb2_read_rsp rsp = { 0 };
+	struct srv_rbuf *rb = req->rb;
+	void *win;
+
+	if (!dax || !req->single || req->encrypted || r->length < SRV_ZC_READ_MIN ||
+	    rb->hold_dax || (s && s->have_key &&
+			     (s->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED)))
+		return 1;
+	win = dax_window(dax, r->offset, r->length);
+	if (!win)
+		return 1;		/* past the mapped part or EOF: the copy path */
+	if (srv_req_room(req, 16)) {
+		dax_window_put(dax);
+		return -ENOMEM;
+	}
+	rsp.data_offset = SMB2_READ_RSP_DATA_OFF;
+	rsp.data_length = r->length;
+	smb2_read_rsp_encode(&req->w, &rsp);
+	rb->xb.tail = win;
+	rb->xb.tail_len = r->length;
+	rb->hold_dax = dax;
+	rb->hold_open = o;
+	o->refs++;
+	o->position = r->offset + r->length;
+	req->conn->stats.bytes_read += r->length;
+	req->conn->stats.zero_copy_bytes += r->length;
+	return 0;
+}
+
 int smb_read(struct srv_req *req)
 {
 	struct smb2_read_rsp rsp = { 0 };
@@ -572,6 +612,9 @@ int smb_read(struct srv_req *req)
 		return srv_rdma_read(req, o, &r);
 	if (r.length > SMB2_MAX_IO_SIZE)
 		return -EINVAL;
+	ret = read_from_mapping(req, o, &r);
+	if (ret <= 0)
+		return ret;
 	ret = srv_req_room(req, 16 + (size_t)r.length);
 	if (ret)
 		return ret;

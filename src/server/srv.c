@@ -76,6 +76,16 @@ void srv_rbuf_put(struct srv_rbuf *rb)
 {
 	struct srv_worker *w = rb->w;
 
+	/* a READ sent from a DAX mapping: the window and the open go now */
+	if (rb->hold_dax)
+		dax_window_put(rb->hold_dax);
+	if (rb->hold_open)
+		srv_open_unref(rb->hold_open);
+	rb->hold_dax = NULL;
+	rb->hold_open = NULL;
+	rb->xb.tail = NULL;
+	rb->xb.tail_len = 0;
+
 	if (w->rb_free_count >= RB_POOL_MAX || rb->cap > RB_KEEP_MAX) {
 		free(rb->mem);
 		free(rb);

@@ -64,6 +64,18 @@ else
 	echo "note: fio part skipped (fio or build/fio-rdax.so missing)"
 fi
 
+# READs over TCP are sent from the mapping (the transport's second segment)
+# (a file opened anew is mapped whole)
+check "put a 48 MiB file" $RDAX --guest put "$T/big2.bin" "$U/dax/zc.bin"
+n0=$(wc -l <"$T/srv.log")
+check "get a mapped 48 MiB file" $RDAX --guest get "$U/dax/zc.bin" "$T/zc.back"
+check "... byte-identical" cmp "$T/big2.bin" "$T/zc.back"
+kill -USR1 "$RDAXD_PID"
+sleep 0.5
+zc=$(tail -n +$((n0 + 1)) "$T/srv.log" | sed -n 's/.*zero_copy_bytes \([0-9]*\).*/\1/p' |
+	awk '{ s += $1 } END { print s + 0 }')
+check "... sent from the mapping ($zc bytes zero-copy)" test "$zc" -ge $((32 << 20))
+
 # what went through the mapping (SIGUSR1 share line)
 kill -USR1 "$RDAXD_PID"
 sleep 0.5
