@@ -33,7 +33,7 @@ override CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 override LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-LIBS_CORE := -lcrypto -linih -lpmem2 -luring -lrdmacm -libverbs -lpthread
+LIBS_CORE := -lcrypto -linih -lpmem2 -luring -lnuma -lrdmacm -libverbs -lpthread
 
 ifeq ($(V),1)
 Q :=

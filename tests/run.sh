@@ -88,6 +88,7 @@ for tier in $tiers; do
 		if [ -x tests/vm/check ]; then
 			run_suite "vm" "${VM_TIMEOUT:-1800}" tests/vm/check
 			run_suite "vm-powercut" "${VM_TIMEOUT:-1800}" tests/vm/powercut-check
+			run_suite "vm-numa" "${VM_TIMEOUT:-1800}" tests/vm/numa-check
 		else
 			echo "SKIP: tests/vm/check missing" >"$logdir/vm.log"
 			skip=$((skip + 1)); printf '  SKIP  %-40s\n' "vm (no tests/vm/check)"

@@ -32,6 +32,7 @@ int srv_config_init(struct srv_config *cfg)
 	smbd_params_default(&cfg->smbd);
 	cfg->bounce_size = 64u << 20;
 	cfg->io_uring = true;
+	cfg->numa_node = SRV_NUMA_AUTO;
 	strcpy(cfg->netbios_name, "RDAX");
 	strcpy(cfg->workgroup, "WORKGROUP");
 	return 0;
@@ -304,6 +305,22 @@ static int global_param(struct ini_state *st, const char *name, const char *v)
 	}
 	if (!strcasecmp(name, "passdb file")) {
 		snprintf(cfg->passdb_path, sizeof(cfg->passdb_path), "%s", v);
+		return 0;
+	}
+	if (!strcasecmp(name, "numa node")) {
+		char *end;
+		long n;
+
+		if (!strcasecmp(v, "auto")) {
+			cfg->numa_node = SRV_NUMA_AUTO;
+		} else if (!strcasecmp(v, "off") || !strcasecmp(v, "no")) {
+			cfg->numa_node = SRV_NUMA_OFF;
+		} else {
+			n = strtol(v, &end, 10);
+			if (*end || end == v || n < 0 || n > 1023)
+				return -EINVAL;
+			cfg->numa_node = (int)n;
+		}
 		return 0;
 	}
 	if (!strcasecmp(name, "io uring")) {

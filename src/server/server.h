@@ -36,6 +36,8 @@
 #define SRV_MAX_RDEV 4			/* RDMA devices per worker */
 #define SRV_ASYNC 1			/* handler: the response comes later */
 #define SRV_ZC_READ_MIN (16u * 1024)	/* smaller READs are copied */
+#define SRV_NUMA_AUTO (-1)		/* the node of the listener devices */
+#define SRV_NUMA_OFF (-2)
 
 enum srv_signing { SRV_SIGN_AUTO, SRV_SIGN_MANDATORY, SRV_SIGN_DISABLED };
 /* share option "store": auto picks dax when the share is on a DAX mount */
@@ -112,6 +114,7 @@ struct srv_config {
 	struct smbd_params smbd;	/* SMB-Direct sizes and credits */
 	size_t bounce_size;		/* registered pool per device per worker */
 	bool io_uring;			/* posix store I/O on io_uring */
+	int numa_node;			/* >= 0, or SRV_NUMA_AUTO / SRV_NUMA_OFF */
 	char netbios_name[16];
 	char workgroup[16];
 	int log_level;
@@ -322,6 +325,7 @@ struct srv_worker {
 	int nrdev;
 	atomic_bool dump_stats;		/* SIGUSR1: log counters */
 	struct store_ring *ring;	/* io_uring for the POSIX store, or NULL */
+	int cpu, node;			/* where it runs (stats) */
 	struct xprt_ev ring_ev;
 	uint64_t uring_ops, uring_direct_ops;
 	struct srv_conn_stats gone;	/* totals of connections closed */
@@ -334,6 +338,8 @@ struct srv {
 	uint64_t start_time;
 	struct srv_worker *workers;
 	int nworkers;
+	int numa_node;			/* workers bound here, or -1 */
+	int numa_cpus;
 	int listen_fds[SRV_MAX_LISTEN];
 	int nlisten_fds;
 	struct smbd_listener *rdma_listen[SRV_MAX_LISTEN];
@@ -501,6 +507,9 @@ void srv_store_release(struct srv_share *sh);
 /* Choose each share's registration rung once RDMA listeners exist. */
 int srv_ladder_select(struct srv *s);
 const char *srv_rung_name(enum srv_rung r);
+/* NUMA: choose the workers' node (before they start); bind a worker. */
+int srv_numa_plan(struct srv *s);
+void srv_numa_enter(struct srv_worker *w);
 
 /* Unix stat to the wire view. */
 struct fscc_info;

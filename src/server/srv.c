@@ -5,6 +5,7 @@
  * to a worker once and stays there.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,11 +255,12 @@ static void worker_dump(struct srv_worker *w)
 	}
 	pr_notice("stats worker %d: connections %d (rdma %d) sessions %d opens %d "
 		  "rdma_io %d bounce_free %zu/%zu rdma_reads %llu rdma_writes %llu "
-		  "rdma_bytes %llu zero_copy_bytes %llu uring_ops %llu uring_direct %llu",
-		  w->idx, w->nconns, rdma, sessions, opens, rio, bfree, btotal,
+		  "rdma_bytes %llu zero_copy_bytes %llu uring_ops %llu uring_direct %llu "
+		  "node %d cpu %d", w->idx, w->nconns, rdma, sessions, opens, rio, bfree, btotal,
 		  (unsigned long long)rreads, (unsigned long long)rwrites,
 		  (unsigned long long)rbytes, (unsigned long long)zbytes,
-		  (unsigned long long)w->uring_ops, (unsigned long long)w->uring_direct_ops);
+		  (unsigned long long)w->uring_ops, (unsigned long long)w->uring_direct_ops,
+		  w->node, sched_getcpu());
 }
 
 static void *worker_main(void *arg)
@@ -266,6 +268,8 @@ static void *worker_main(void *arg)
 	struct srv_worker *w = arg;
 	struct epoll_event ev[64];
 	int i, n, ret;
+
+	srv_numa_enter(w);
 
 	uint64_t last_tick = 0;
 
@@ -459,7 +463,19 @@ int srv_new(struct srv_config *cfg, struct srv **out)
 			pr_notice("share [%s]: rdma registration %s (%s)", sh->name,
 				  srv_rung_name(sh->rung), sh->rung_why);
 	}
-	s->nworkers = cfg->workers > 0 ? cfg->workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	ret = srv_numa_plan(s);
+	if (ret)
+		goto out_close;
+	s->nworkers = cfg->workers;
+	if (s->nworkers <= 0 && s->numa_node >= 0) {
+		s->nworkers = s->numa_cpus;
+	} else if (s->nworkers <= 0) {
+		/* one per CPU this process may run on (numactl, taskset) */
+		cpu_set_t set;
+
+		s->nworkers = sched_getaffinity(0, sizeof(set), &set) ? (int)sysconf(_SC_NPROCESSORS_ONLN) :
+			      CPU_COUNT(&set);
+	}
 	if (s->nworkers < 1)
 		s->nworkers = 1;
 	s->workers = calloc((size_t)s->nworkers, sizeof(*s->workers));
