@@ -463,9 +463,21 @@ out_dead:
 	return ret;
 }
 
+static int process_msg(struct srv_conn *c, uint8_t *msg, size_t len);
+
 int srv_process_msg(void *conn, uint8_t *msg, size_t len)
 {
 	struct srv_conn *c = conn;
+	int ret = process_msg(c, msg, len);
+
+	/* a placed payload the WRITE did not take: give its window back */
+	if (c->x->placed.cookie)
+		srv_write_place_release(c, &c->x->placed);
+	return ret;
+}
+
+static int process_msg(struct srv_conn *c, uint8_t *msg, size_t len)
+{
 	struct srv_session *s;
 	uint64_t sid;
 	int n;
@@ -516,6 +528,12 @@ int srv_conn_attach(struct srv_worker *w, struct xprt *x, struct srv_conn **out)
 	x->upper = c;
 	x->on_msg = srv_process_msg;
 	x->max_msg = x->rdma ? x->max_msg : SRV_MAX_MSG_PREAUTH;
+	if (!x->rdma) {
+		x->place = srv_write_place;
+		x->place_abort = srv_write_place_release;
+		x->place_peek = SMB2_WRITE_REQ_DATA_OFF;
+		x->place_min = SMB2_WRITE_REQ_DATA_OFF + SRV_ZC_WRITE_MIN;
+	}
 	c->srv = w->srv;
 	c->w = w;
 	c->seq_low = 0;

@@ -36,6 +36,7 @@
 #define SRV_MAX_RDEV 4			/* RDMA devices per worker */
 #define SRV_ASYNC 1			/* handler: the response comes later */
 #define SRV_ZC_READ_MIN (16u * 1024)	/* smaller READs are copied */
+#define SRV_ZC_WRITE_MIN (64u * 1024)	/* smaller WRITEs are copied */
 #define SRV_NUMA_AUTO (-1)		/* the node of the listener devices */
 #define SRV_NUMA_OFF (-2)
 
@@ -510,6 +511,11 @@ const char *srv_rung_name(enum srv_rung r);
 /* NUMA: choose the workers' node (before they start); bind a worker. */
 int srv_numa_plan(struct srv *s);
 void srv_numa_enter(struct srv_worker *w);
+
+/* TCP: receive a DAX WRITE's payload straight into the mapping. */
+int srv_write_place(void *conn, const uint8_t *msg, size_t have, size_t total,
+		    struct xprt_place *p);
+void srv_write_place_release(void *conn, struct xprt_place *p);
 
 /* Unix stat to the wire view. */
 struct fscc_info;

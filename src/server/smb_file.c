@@ -634,10 +634,82 @@ int smb_read(struct srv_req *req)
 	return 0;
 }
 
+/*
+ * DAX share over TCP: a large, lone, unsigned, unencrypted WRITE to a
+ * range already mapped is received straight into the mapping (called by
+ * the transport once the header and the WRITE's fixed part are in).
+ * Everything the request will be checked for is checked here first, so
+ * data never lands for a request that is then refused.
+ */
+int srv_write_place(void *conn, const uint8_t *msg, size_t have, size_t total,
+		    struct xprt_place *p)
+{
+	const uint8_t *w = msg + SMB2_HDR_SIZE;
+	struct srv_conn *c = conn;
+	struct smb2_hdr h;
+	struct srv_session *s;
+	struct srv_tree *t;
+	struct smb2_fid fid;
+	struct srv_open *o;
+	struct dax_file *dax;
+	uint32_t len;
+	uint64_t off;
+	uint16_t doff;
+	void *win;
+
+	if (have < SMB2_WRITE_REQ_DATA_OFF || get_le32(msg) != SMB2_PROTO_ID ||
+	    smb2_hdr_decode(msg, have, &h) || h.command != SMB2_WRITE || h.next_command ||
+	    h.flags & (SMB2_FLAGS_SIGNED | SMB2_FLAGS_RELATED_OPERATIONS |
+		       SMB2_FLAGS_SERVER_TO_REDIR | SMB2_FLAGS_ASYNC_COMMAND) ||
+	    get_le16(w) != 49 || c->srv->cfg->encrypt == SRV_ENC_REQUIRED)
+		return 0;
+	doff = get_le16(w + 2);
+	len = get_le32(w + 4);
+	off = get_le64(w + 8);
+	fid.persistent = get_le64(w + 16);
+	fid.volatile_id = get_le64(w + 24);
+	if (get_le32(w + 32) != SMB2_CHANNEL_NONE || doff < SMB2_WRITE_REQ_DATA_OFF ||
+	    len < SRV_ZC_WRITE_MIN || doff > total || len > total - doff ||
+	    len > SMB2_MAX_IO_SIZE || off > INT64_MAX || len > INT64_MAX - off)
+		return 0;
+	s = srv_session_find(c, h.session_id);
+	if (!s || s->state != SESS_VALID || s->signing_required || s->encrypt)
+		return 0;
+	t = srv_tree_find(s, h.tree_id);
+	o = t ? srv_open_find(s, &fid) : NULL;
+	if (!o || o->tree != t || o->is_dir || t->read_only ||
+	    !(o->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) || !o->file ||
+	    !(dax = o->file->dax))
+		return 0;
+	win = dax_window(dax, off, len);
+	if (!win)
+		return 0;		/* growth, or past the mapping: the copy path */
+	o->refs++;
+	p->off = doff;
+	p->len = len;
+	p->dst = win;
+	p->cookie = o;
+	return 0;
+}
+
+/* A placement's window and open go back (used or not). */
+void srv_write_place_release(void *conn, struct xprt_place *p)
+{
+	struct srv_open *o = p->cookie;
+
+	(void)conn;
+	if (!o)
+		return;
+	dax_window_put(o->file->dax);
+	srv_open_unref(o);
+	memset(p, 0, sizeof(*p));
+}
+
 int smb_write(struct srv_req *req)
 {
 	struct smb2_write_rsp rsp = { 0 };
 	struct smb2_write_req r;
+	struct xprt_place *pl;
 	struct srv_open *o;
 	struct iovec iov;
 	uint64_t off;
@@ -671,12 +743,23 @@ int smb_write(struct srv_req *req)
 	}
 	if (off > INT64_MAX || r.length > INT64_MAX - off)
 		return -EFBIG;
+	pl = &req->conn->x->placed;
+	if (pl->cookie == o && req->single && pl->len == r.length &&
+	    r.data.p == req->pdu + pl->off) {
+		/* the payload is in the mapping already: make it persistent */
+		dax_persist(o->file->dax, pl->dst, pl->len);
+		req->conn->stats.zero_copy_bytes += pl->len;
+		n = (ssize_t)pl->len;
+		srv_write_place_release(req->conn, pl);
+		goto done;
+	}
 	iov.iov_base = (void *)r.data.p;
 	iov.iov_len = r.length;
 	n = srv_pwritev(o, &iov, 1, off,
 			o->write_through || (r.flags & SMB2_WRITEFLAG_WRITE_THROUGH));
 	if (n < 0)
 		return (int)n;
+done:
 	o->position = off + (uint64_t)n;
 	rsp.count = (uint32_t)n;
 	if (srv_req_room(req, 24))

@@ -35,6 +35,8 @@ struct tcp_xprt {
 	size_t rx_cap;
 	size_t rx_len;			/* message length being received */
 	size_t rx_have;
+	bool pl_asked;			/* placement decided for this message */
+	struct xprt_place pl;
 	struct xbuf *tx_head, *tx_tail;
 	size_t tx_queued;
 	uint32_t ev;
@@ -164,6 +166,32 @@ static int tcp_rx_grow(struct tcp_xprt *t, size_t need)
 	return 0;
 }
 
+/*
+ * Where the next bytes of the message go: the message buffer, or the
+ * placement target for its payload range; up to the next boundary (the
+ * peek point, the start or the end of the placed range).
+ */
+static uint8_t *rx_target(struct tcp_xprt *t)
+{
+	if (t->pl.len && t->rx_have >= t->pl.off && t->rx_have < t->pl.off + t->pl.len)
+		return t->pl.dst + (t->rx_have - t->pl.off);
+	return t->rx + t->rx_have;
+}
+
+static size_t rx_want(struct tcp_xprt *t)
+{
+	size_t end = t->rx_len;
+
+	if (!t->pl_asked && t->x.place && t->rx_len >= t->x.place_min &&
+	    t->rx_have < t->x.place_peek)
+		end = t->x.place_peek;
+	else if (t->pl.len && t->rx_have < t->pl.off)
+		end = t->pl.off;
+	else if (t->pl.len && t->rx_have < t->pl.off + t->pl.len)
+		end = t->pl.off + t->pl.len;
+	return end - t->rx_have;
+}
+
 static int tcp_read_some(struct tcp_xprt *t, size_t *budget)
 {
 	ssize_t n;
@@ -188,17 +216,30 @@ static int tcp_read_some(struct tcp_xprt *t, size_t *budget)
 		}
 		t->rx_have = 0;
 	}
-	n = read(t->x.fd, t->rx + t->rx_have, t->rx_len - t->rx_have);
+	n = read(t->x.fd, rx_target(t), rx_want(t));
 	if (n <= 0)
 		goto out_err;
 	t->rx_have += (size_t)n;
 	t->x.stats.bytes_in += (uint64_t)n;
 	*budget = *budget > (size_t)n ? *budget - (size_t)n : 0;
+	if (!t->pl_asked && t->x.place && t->rx_len >= t->x.place_min &&
+	    t->rx_have >= t->x.place_peek) {
+		t->pl_asked = true;
+		memset(&t->pl, 0, sizeof(t->pl));
+		if (t->x.place(t->x.upper, t->rx, t->rx_have, t->rx_len, &t->pl) ||
+		    t->pl.off < t->rx_have || t->pl.off > t->rx_len ||
+		    t->pl.len > t->rx_len - t->pl.off)
+			t->pl.len = 0;
+	}
 	if (t->rx_have < t->rx_len)
 		return 1;
 	t->hdr_have = 0;
+	t->pl_asked = false;
 	t->x.stats.msgs_in++;
+	t->x.placed = t->pl;
+	memset(&t->pl, 0, sizeof(t->pl));
 	ret = t->x.on_msg(t->x.upper, t->rx, t->rx_len);
+	memset(&t->x.placed, 0, sizeof(t->x.placed));
 	if (ret < 0)
 		return ret;
 	/* Do not keep a huge buffer around after one big message. */
@@ -253,6 +294,9 @@ static void tcp_destroy(struct xprt *x)
 		t->tx_head = b->next;
 		b->release(b);
 	}
+	/* a message cut off while its payload went to the upper layer */
+	if (t->pl.len && x->place_abort)
+		x->place_abort(x->upper, &t->pl);
 	if (x->epfd >= 0)
 		epoll_ctl(x->epfd, EPOLL_CTL_DEL, x->fd, NULL);
 	close(x->fd);

@@ -65,6 +65,19 @@ struct xprt_ops {
 	void (*destroy)(struct xprt *x);
 };
 
+/*
+ * Payload placement (TCP): the upper layer may have part of a large
+ * incoming message received straight into its own memory (a file's DAX
+ * mapping) instead of the message buffer. Those bytes of the buffer are
+ * then not filled in.
+ */
+struct xprt_place {
+	size_t off;			/* payload offset in the message */
+	size_t len;			/* bytes to place at dst; 0: none */
+	uint8_t *dst;
+	void *cookie;			/* the upper layer's */
+};
+
 struct xprt {
 	const struct xprt_ops *ops;
 	int fd;
@@ -81,6 +94,16 @@ struct xprt {
 	char peer[64];			/* "addr:port" for logs */
 	struct xprt_stats stats;
 	bool rdma;			/* SMB-Direct: RDMA read/write available */
+	/*
+	 * Once the first place_peek bytes of a message of at least
+	 * place_min bytes are in: may fill *p. placed describes it while
+	 * on_msg runs; place_abort hands back one never delivered.
+	 */
+	int (*place)(void *upper, const uint8_t *msg, size_t have, size_t total,
+		     struct xprt_place *p);
+	void (*place_abort)(void *upper, struct xprt_place *p);
+	size_t place_peek, place_min;
+	struct xprt_place placed;
 };
 
 /* ---- Direct TCP ([MS-SMB2] 2.1) ---- */

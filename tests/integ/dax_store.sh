@@ -60,6 +60,24 @@ if command -v fio >/dev/null && [ -f "$B/fio-rdax.so" ]; then
 	check "fio: random reads and writes, unaligned sizes, QD8 + verify" \
 		fio --name=mix $F --filename=mix.bin --rw=randwrite --bsrange=512-96k \
 		--size=8m --iodepth=8 --verify=crc32c --verify_state_save=0
+	# large overwrites are received straight into the mapping
+	zc_sum() {
+		n0=$(wc -l <"$T/srv.log")
+		kill -USR1 "$RDAXD_PID"
+		sleep 0.5
+		tail -n +$((n0 + 1)) "$T/srv.log" | sed -n 's/.*zero_copy_bytes \([0-9]*\).*/\1/p' |
+			awk '{ s += $1 } END { print s + 0 }'
+	}
+	z0=$(zc_sum)
+	check "fio: 256 KiB overwrites QD4 received into the mapping + verify" \
+		fio --name=place $F --filename=fio.bin --rw=randwrite --bs=256k --size=32m \
+		--iodepth=4 --verify=crc32c --verify_state_save=0 --do_verify=0
+	z1=$(zc_sum)
+	check "... at least 24 MiB placed without a copy ($((z1 - z0)) bytes)" \
+		test $((z1 - z0)) -ge $((24 << 20))
+	check "fio: ... read back and verified" \
+		fio --name=place $F --filename=fio.bin --rw=randwrite --bs=256k --size=32m \
+		--iodepth=4 --verify=crc32c --verify_state_save=0 --verify_only
 else
 	echo "note: fio part skipped (fio or build/fio-rdax.so missing)"
 fi
