@@ -192,4 +192,6 @@ clean:
 .PHONY: all tests deps check check-host check-vm check-asan demo install uninstall clean readme-perf
 .SECONDARY:
 
+include tests/fuzz/fuzz.mk
+
 -include $(shell find $(B) -name '*.d' -type f 2>/dev/null)

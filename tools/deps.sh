@@ -5,7 +5,7 @@
 # usage: tools/deps.sh [GROUP...]   groups: build test vm fio all (default all)
 set -eu
 
-pkgs_build="gcc clang make pkg-config libc6-dev libssl-dev libinih-dev
+pkgs_build="gcc clang libclang-rt-14-dev make pkg-config libc6-dev libssl-dev libinih-dev
 	liburing-dev libpmem2-dev libibverbs-dev librdmacm-dev libnuma-dev"
 pkgs_test="samba smbclient samba-testsuite tshark xxd procps psmisc
 	iproute2 openssl python3 gnuplot-nox"

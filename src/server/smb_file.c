@@ -55,10 +55,12 @@ int srv_path_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap)
 		if (q == p)
 			return -E_SMB_OBJECT_NAME_INVALID;
 		if ((q ? q - p : (long)strlen(p)) == 1 && *p == '.') {
-			if (q)
-				memmove(p, q + 1, strlen(q + 1) + 1);
-			else
+			if (!q) {
+				/* a trailing ".": drop it and its separator */
 				*(p > out ? p - 1 : p) = 0;
+				break;
+			}
+			memmove(p, q + 1, strlen(q + 1) + 1);
 			continue;
 		}
 		if (!q)
