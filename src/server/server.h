@@ -235,6 +235,7 @@ struct srv_conn_stats {
 	uint64_t rdma_writes;		/* SMB2 WRITEs fetched by RDMA Read */
 	uint64_t rdma_bytes;
 	uint64_t zero_copy_bytes;	/* NIC <-> file mapping, no bounce */
+	uint64_t tcp_zero_copy_bytes;	/* socket <-> file mapping, one copy */
 	uint64_t inline_io_bytes;
 };
 
@@ -301,6 +302,7 @@ struct srv_rio {
 	struct smbd_sge sge[SRV_MAX_SEG];
 	void *win;			/* zero-copy: the file mapping's range */
 	struct store_rw srw;		/* io_uring transfer to/from the bounce */
+	bool dax_tail;			/* a DAX file's growth, on the ring */
 };
 
 /* A connection handed from the control thread to a worker. */

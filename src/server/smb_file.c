@@ -587,7 +587,7 @@ static int read_from_mapping(struct srv_req *req, struct srv_open *o,
 	o->refs++;
 	o->position = r->offset + r->length;
 	req->conn->stats.bytes_read += r->length;
-	req->conn->stats.zero_copy_bytes += r->length;
+	req->conn->stats.tcp_zero_copy_bytes += r->length;
 	return 0;
 }
 
@@ -750,7 +750,7 @@ int smb_write(struct srv_req *req)
 	    r.data.p == req->pdu + pl->off) {
 		/* the payload is in the mapping already: make it persistent */
 		dax_persist(o->file->dax, pl->dst, pl->len);
-		req->conn->stats.zero_copy_bytes += pl->len;
+		req->conn->stats.tcp_zero_copy_bytes += pl->len;
 		n = (ssize_t)pl->len;
 		srv_write_place_release(req->conn, pl);
 		goto done;

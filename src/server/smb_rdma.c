@@ -238,9 +238,17 @@ static bool rio_store_async(struct srv_rio *io)
 	struct srv_conn *c = io->c;
 	struct srv_worker *w = c->w;
 	struct store_rw *srw = &io->srw;
-	int i, dfd;
+	struct dax_file *dax = io->o->file ? io->o->file->dax : NULL;
+	int i, dfd, tfd = -1;
 
-	if (!w->ring || (io->o->file && io->o->file->dax) || io->nseg > STORE_RW_MAX_SEG)
+	if (!w->ring || io->nseg > STORE_RW_MAX_SEG)
+		return false;
+	/*
+	 * DAX: growth goes through the file system with RWF_DSYNC (a journal
+	 * commit); on the ring several of them share commits. The rest is
+	 * a CPU copy into the mapping, done inline.
+	 */
+	if (dax && (!io->write || (tfd = dax_tail_fd(dax, io->offset)) < 0))
 		return false;
 	memset(srw, 0, sizeof(*srw));
 	srw->write = io->write;
@@ -254,7 +262,11 @@ static bool rio_store_async(struct srv_rio *io)
 	if (io->write)
 		srw->rwflags = io->write_through ? RWF_DSYNC : 0;
 	srw->fd = io->o->fd;
-	if (store_rw_aligned(srw, 4096)) {
+	if (tfd >= 0) {
+		srw->fd = tfd;
+		srw->rwflags = RWF_DSYNC;
+		io->dax_tail = true;
+	} else if (store_rw_aligned(srw, 4096)) {
 		dfd = srv_file_direct_fd(io->o, io->write);
 		if (dfd >= 0) {
 			srw->fd = dfd;
@@ -320,6 +332,8 @@ static void write_stored(struct store_rw *srw)
 	if (srw->res < 0) {
 		err = (int)srw->res;
 	} else {
+		if (io->dax_tail)
+			dax_tail_written(io->o->file->dax, (uint64_t)srw->res);
 		io->done = (uint32_t)srw->res;
 		io->c->stats.bytes_written += (uint64_t)srw->res;
 		io->c->stats.rdma_bytes += (uint64_t)srw->res;

@@ -231,6 +231,7 @@ static void worker_dump(struct srv_worker *w)
 	int rdma = 0, sessions = 0, opens = 0, rio = 0, i;
 	uint64_t rreads = w->gone.rdma_reads, rwrites = w->gone.rdma_writes;
 	uint64_t rbytes = w->gone.rdma_bytes, zbytes = w->gone.zero_copy_bytes;
+	uint64_t tzbytes = w->gone.tcp_zero_copy_bytes;
 	size_t bfree = 0, btotal = 0;
 
 	list_for_each_safe(pos, tmp, &w->conns) {
@@ -242,6 +243,7 @@ static void worker_dump(struct srv_worker *w)
 		rwrites += c->stats.rdma_writes;
 		rbytes += c->stats.rdma_bytes;
 		zbytes += c->stats.zero_copy_bytes;
+		tzbytes += c->stats.tcp_zero_copy_bytes;
 		list_for_each_safe(sp, st, &c->sessions) {
 			sessions++;
 			opens += list_entry(sp, struct srv_session, conn_link)->nopens;
@@ -255,10 +257,11 @@ static void worker_dump(struct srv_worker *w)
 	}
 	pr_notice("stats worker %d: connections %d (rdma %d) sessions %d opens %d "
 		  "rdma_io %d bounce_free %zu/%zu rdma_reads %llu rdma_writes %llu "
-		  "rdma_bytes %llu zero_copy_bytes %llu uring_ops %llu uring_direct %llu "
-		  "node %d cpu %d", w->idx, w->nconns, rdma, sessions, opens, rio, bfree, btotal,
-		  (unsigned long long)rreads, (unsigned long long)rwrites,
+		  "rdma_bytes %llu zero_copy_bytes %llu tcp_zero_copy_bytes %llu uring_ops %llu "
+		  "uring_direct %llu node %d cpu %d", w->idx, w->nconns, rdma, sessions, opens, rio,
+		  bfree, btotal, (unsigned long long)rreads, (unsigned long long)rwrites,
 		  (unsigned long long)rbytes, (unsigned long long)zbytes,
+		  (unsigned long long)tzbytes,
 		  (unsigned long long)w->uring_ops, (unsigned long long)w->uring_direct_ops,
 		  w->node, sched_getcpu());
 }

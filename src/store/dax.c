@@ -465,6 +465,25 @@ ssize_t dax_pwritev(struct dax_file *f, const struct iovec *iov, int n, uint64_t
 	return (ssize_t)(inmap + (uint64_t)r);
 }
 
+int dax_tail_fd(struct dax_file *f, uint64_t off)
+{
+	int fd = -1;
+
+	if (f->device)
+		return -1;
+	pthread_rwlock_rdlock(&f->lock);
+	if (off >= f->mapped)
+		fd = f->fd;
+	pthread_rwlock_unlock(&f->lock);
+	return fd;
+}
+
+void dax_tail_written(struct dax_file *f, uint64_t n)
+{
+	atomic_fetch_add(&f->tail_written, n);
+	maybe_grow(f);
+}
+
 int dax_truncate(struct dax_file *f, uint64_t size)
 {
 	int ret = 0;

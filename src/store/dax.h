@@ -63,6 +63,14 @@ void *dax_base(struct dax_file *f, size_t *len);
 /* Persist bytes written into a window by someone else (the NIC). */
 void dax_persist(struct dax_file *f, const void *addr, size_t len);
 
+/*
+ * A write at off lies wholly above the mapping (growth): the caller may
+ * submit it itself, asynchronously, to this descriptor with RWF_DSYNC,
+ * then report it with dax_tail_written. -1: use dax_pwritev.
+ */
+int dax_tail_fd(struct dax_file *f, uint64_t off);
+void dax_tail_written(struct dax_file *f, uint64_t n);
+
 struct dax_stats {
 	uint64_t mapped;		/* bytes mapped */
 	int maps;			/* pieces */

@@ -65,7 +65,7 @@ if command -v fio >/dev/null && [ -f "$B/fio-rdax.so" ]; then
 		n0=$(wc -l <"$T/srv.log")
 		kill -USR1 "$RDAXD_PID"
 		sleep 0.5
-		tail -n +$((n0 + 1)) "$T/srv.log" | sed -n 's/.*zero_copy_bytes \([0-9]*\).*/\1/p' |
+		tail -n +$((n0 + 1)) "$T/srv.log" | sed -n 's/.*tcp_zero_copy_bytes \([0-9]*\).*/\1/p' |
 			awk '{ s += $1 } END { print s + 0 }'
 	}
 	z0=$(zc_sum)
@@ -90,7 +90,7 @@ check "get a mapped 48 MiB file" $RDAX --guest get "$U/dax/zc.bin" "$T/zc.back"
 check "... byte-identical" cmp "$T/big2.bin" "$T/zc.back"
 kill -USR1 "$RDAXD_PID"
 sleep 0.5
-zc=$(tail -n +$((n0 + 1)) "$T/srv.log" | sed -n 's/.*zero_copy_bytes \([0-9]*\).*/\1/p' |
+zc=$(tail -n +$((n0 + 1)) "$T/srv.log" | sed -n 's/.*tcp_zero_copy_bytes \([0-9]*\).*/\1/p' |
 	awk '{ s += $1 } END { print s + 0 }')
 check "... sent from the mapping ($zc bytes zero-copy)" test "$zc" -ge $((32 << 20))
 
