@@ -142,7 +142,7 @@ deps:
 
 # The README's Performance section, from build/bench/*.json
 readme-perf:
-	bench/perf-md.py --readme README.md build/bench/smbdirect.json
+	bench/perf-md.py --readme README.md build/bench/smbdirect.json build/bench/tcp.json
 
 # `make check` installs what is missing, builds, and runs every tier this
 # machine allows (the VM tier when qemu can boot).

@@ -6,7 +6,8 @@
 
 Prints the section; with --readme, replaces the text between
 <!-- perf:begin --> and <!-- perf:end --> in that file instead. Benches it
-knows: smbdirect (bench/smbdirect). Missing files are skipped.
+knows: smbdirect (bench/smbdirect) and tcp (bench/tcp). Missing files are
+skipped.
 """
 import json
 import os
@@ -19,6 +20,9 @@ def smbdirect(doc, path):
     out = []
     g, tb = doc.get("guest", {}), doc.get("testbed", {})
     out.append("### SMB-Direct file I/O (`bench/smbdirect`)\n")
+    out.append("Soft-RoCE under qemu emulation measures CPU efficiency, not NIC speed: "
+               "compare the pairs and the ratios from one boot, not the absolute numbers, "
+               "and not with hardware.\n")
     out.append("Measured %s on `%s`: host %s, qemu %s (%s), guest kernel %s with %s "
                "Soft-RoCE (rxe), %s CPUs; files on %s. %s (%s)\n" % (
                    _date(doc), doc.get("rdax version", "?"), tb.get("host_cpu", "?"),
@@ -67,13 +71,77 @@ def smbdirect(doc, path):
     return out
 
 
+def tcp(doc, path):
+    h, p = doc.get("host", {}), doc.get("params", {})
+    base = doc.get("baseline", "smbd")
+    servers = doc.get("servers", [])
+    subj = next((s for s in servers if s != base), "rdaxd")
+    out = ["### TCP on the host (`bench/tcp`)\n"]
+    out.append("Measured %s on `%s`: %s, %s CPUs (%s cores), %d GiB, kernel %s; "
+               "Samba %s, %s; shares on %s. One fio job with the rdax engine "
+               "(`transport=tcp`) against each server on loopback, %ss after %ss of ramp, "
+               "median of %s runs interleaved %s. Client and server share the machine. (%s)\n" % (
+                   _date(doc), doc.get("rdax version", "?"), h.get("cpu", "?"),
+                   h.get("cpus", "?"), h.get("cores", "?"), round(h.get("mem_kb", 0) / 1048576),
+                   h.get("kernel", "?"), h.get("smbd", "?").replace("Samba ", ""),
+                   h.get("fio", "?"), (h.get("share_fs") or "?").split(" ")[0],
+                   _g(p.get("runtime_s")), _g(p.get("ramp_time_s")), p.get("runs", "?"),
+                   "/".join(servers * 2), os.path.relpath(path)))
+    jobs = {(j["server"], j["workload"]): j for j in doc.get("jobs", [])}
+    ratio = {(r["workload"], r["metric"]): r.get("ratio") for r in doc.get("ratios", [])}
+    wls = []
+    for j in doc.get("jobs", []):
+        if j["workload"] not in wls:
+            wls.append(j["workload"])
+    cols = [("throughput", None), ("clat p50", "clat_p50_ns"), ("clat p99", "clat_p99_ns"),
+            ("clat p99.9", "clat_p99.9_ns"), ("server CPU/I/O", "server_cpu_us_per_io"),
+            ("client CPU/I/O", "client_cpu_us_per_io")]
+    out.append("| workload | " + " | ".join("%s %s | %s | %s/%s" % (c, subj, base, subj, base)
+                                            for c, _ in cols[:1]) +
+               " | " + " | ".join("%s %s/%s" % (c, subj, base) for c, _ in cols[1:]) + " |")
+    out.append("|---|" + "---:|" * (3 + len(cols) - 1))
+    for w in wls:
+        a, b = jobs.get((subj, w)), jobs.get((base, w))
+        any_j = a or b
+        bulk = any_j.get("bs", 0) >= 1 << 20
+        key = "bw_bytes" if bulk else "iops"
+
+        def thr(j):
+            if not j:
+                return "-"
+            d = j.get("read") if "read" in j else j.get("write")
+            return ("%.0f MiB/s" % (d["bw_bytes"] / 1048576)) if bulk else "%.0f IOPS" % d["iops"]
+        cells = [thr(a), thr(b), _r(ratio.get((w, key)))]
+        for _, k in cols[1:]:
+            cells.append(_r(ratio.get((w, k))))
+        out.append("| %s | %s |" % (w, " | ".join(cells)))
+    out.append("")
+    out.append("Ratios are %s/%s: above 1 is better for throughput, below 1 is better for "
+               "latency (fio clat percentiles) and for CPU time per I/O (server: utime+stime "
+               "of the server's processes; client: fio's usr+sys). Absolute latencies, CPU "
+               "times and the spread of the runs: `build/bench/tcp.md`." % (subj, base))
+    if doc.get("notes"):
+        out.append("")
+        out.append("Notes: " + "; ".join(doc["notes"]) + ".")
+    out.append("")
+    return out
+
+
+def _g(v):
+    return "?" if v is None else "%g" % v
+
+
+def _r(v):
+    return "-" if v is None else "%.2f" % v
+
+
 def _date(doc):
     import time
     ts = doc.get("timestamp")
     return time.strftime("%Y-%m-%d", time.gmtime(ts)) if ts else "?"
 
 
-KNOWN = {"smbdirect": smbdirect}
+KNOWN = {"smbdirect": smbdirect, "tcp": tcp}
 
 
 def main(argv):
@@ -81,12 +149,11 @@ def main(argv):
     if len(argv) > 1 and argv[1] == "--readme":
         readme = argv[2]
         argv = argv[2:]
-    files = argv[1:] or ["build/bench/smbdirect.json"]
+    files = argv[1:] or ["build/bench/smbdirect.json", "build/bench/tcp.json"]
     out = [BEGIN, "",
-           "Soft-RoCE under qemu emulation measures CPU efficiency, not NIC speed: "
-           "compare the pairs and the ratios from one boot, not the absolute numbers, "
-           "and not with hardware. Regenerate with `make readme-perf` after running "
-           "the benches.", ""]
+           "Implementations measured side by side in one session; compare the ratios, "
+           "not absolute numbers across machines. Regenerate with `make readme-perf` "
+           "after running the benches.", ""]
     n = 0
     for f in files:
         if not os.path.exists(f):
@@ -98,7 +165,7 @@ def main(argv):
             out += fn(doc, f)
             n += 1
     if not n:
-        out.append("_No bench results yet: run `bench/smbdirect`._\n")
+        out.append("_No bench results yet: run `bench/smbdirect` or `bench/tcp`._\n")
     out.append(END)
     text = "\n".join(out) + "\n"
     if not readme:
