@@ -27,6 +27,8 @@ struct opts {
 	const char *passdb;
 	uint16_t max_dialect;
 	unsigned int copy_flags;	/* RDAX_COPY_* for cp */
+	unsigned long count;		/* bench: operations of each kind */
+	bool json;			/* bench: one JSON document on stdout */
 };
 
 struct session {
@@ -59,6 +61,8 @@ static void usage(FILE *f)
 "  mv URL NEWPATH       rename within the share (NEWPATH or a URL)\n"
 "  cp URL DEST          copy a file (DEST a URL or a path on the same share);\n"
 "                       server-side on one share, else through this client\n"
+"  bench meta URL       time touch, stat, truncate, mv, rm, mkdir, rmdir in the\n"
+"                       directory URL; round trips per operation and ops/s\n"
 "  passwd --passdb FILE USER   set USER's password (read from stdin)\n"
 "\n"
 "options:\n"
@@ -73,6 +77,8 @@ static void usage(FILE *f)
 "      --stats              print throughput and round trips\n"
 "      --server-copy        cp: fail rather than copy through the client\n"
 "      --client-copy        cp: read and write through the client\n"
+"      --count N            bench: operations of each kind (default 100)\n"
+"      --json               bench: print one JSON document (fio's field names)\n"
 "  -q, --quiet              no progress bar\n"
 "  -V, --version, -h, --help\n"
 "The password is never taken from the command line.\n");
@@ -683,6 +689,292 @@ static int cmd_cp(const struct opts *o, const char *url, const char *dst)
 	return n < 0 ? 1 : 0;
 }
 
+/* ---- rdax bench meta ---- */
+
+enum meta_op { M_TOUCH, M_STAT, M_TRUNCATE, M_MV, M_RM, M_MKDIR, M_RMDIR, M_NOPS };
+
+static const char *const meta_names[M_NOPS] = {
+	"touch", "stat", "truncate", "mv", "rm", "mkdir", "rmdir",
+};
+
+#define META_TRUNCATE_SIZE 4096u
+
+struct meta_result {
+	uint64_t round_trips;
+	uint64_t requests;
+	uint64_t done;
+	double secs;
+	double *lat_ns;			/* one per operation done */
+	double mean, stddev;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Square root by Newton's method: the CLI links no libm. */
+static double root2(double v)
+{
+	double r = v > 1 ? v : 1;
+	int i;
+
+	if (v <= 0)
+		return 0;
+	for (i = 0; i < 100; i++) {
+		double n = (r + v / r) / 2;
+
+		if (n == r)
+			break;
+		r = n;
+	}
+	return r;
+}
+
+/* Nearest-rank percentile of sorted v[0..n) (as bench/opentest). */
+static double pctl(const double *v, uint64_t n, double p)
+{
+	return n ? v[(uint64_t)((double)(n - 1) * p / 100.0)] : 0.0;
+}
+
+/* DIR/.rdax-meta-PID-KIND-I */
+static int meta_path(char *buf, size_t len, const char *dir, char kind, unsigned long i)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), ".rdax-meta-%ld-%c%lu", (long)getpid(), kind, i);
+	return path_join(buf, len, dir, name);
+}
+
+/* One operation of kind op on object i. */
+static int meta_one(struct rdax_tree *t, enum meta_op op, const char *dir, unsigned long i,
+		    char *path, size_t len)
+{
+	char to[sizeof(((struct rdax_url *)0)->path) + 64];
+	struct rdax_stat st;
+	int ret;
+
+	ret = meta_path(path, len, dir, op == M_RM ? 'm' : op >= M_MKDIR ? 'd' : 'f', i);
+	if (ret)
+		return ret;
+	switch (op) {
+	case M_TOUCH:
+		return rdax_touch(t, path);
+	case M_STAT:
+		ret = rdax_stat(t, path, &st);
+		if (!ret && (st.is_dir || st.size))
+			return -EPROTO;	/* not the empty file touch made */
+		return ret;
+	case M_TRUNCATE:
+		return rdax_truncate(t, path, META_TRUNCATE_SIZE);
+	case M_MV:
+		ret = meta_path(to, sizeof(to), dir, 'm', i);
+		return ret ? ret : rdax_rename(t, path, to, 0);
+	case M_RM:
+		return rdax_unlink(t, path);
+	case M_MKDIR:
+		return rdax_mkdir(t, path);
+	case M_RMDIR:
+		return rdax_rmdir(t, path);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* After a failure: remove what the run made, quietly. */
+static void meta_cleanup(struct rdax_tree *t, const char *dir, unsigned long count)
+{
+	char path[sizeof(((struct rdax_url *)0)->path) + 64];
+	unsigned long i;
+
+	for (i = 0; i < count; i++) {
+		if (!meta_path(path, sizeof(path), dir, 'f', i))
+			rdax_unlink(t, path);
+		if (!meta_path(path, sizeof(path), dir, 'm', i))
+			rdax_unlink(t, path);
+		if (!meta_path(path, sizeof(path), dir, 'd', i))
+			rdax_rmdir(t, path);
+	}
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static const char *dialect_name(uint16_t d)
+{
+	switch (d) {
+	case RDAX_SMB_2_1: return "2.1";
+	case RDAX_SMB_3_0: return "3.0";
+	case RDAX_SMB_3_0_2: return "3.0.2";
+	case RDAX_SMB_3_1_1: return "3.1.1";
+	default: return "?";
+	}
+}
+
+static void meta_print_json(const struct opts *o, const char *url, struct session *s,
+			    const struct rdax_conn_info *ci, const struct meta_result *r)
+{
+	static const double pcts[] = { 1, 5, 10, 50, 90, 95, 99, 99.9 };
+	char tbuf[40];
+	struct tm tm;
+	time_t now = time(NULL);
+	int k;
+	size_t p;
+
+	gmtime_r(&now, &tm);
+	strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	printf("{\n  \"rdax version\": ");
+	json_str(rdax_version());
+	printf(",\n  \"schema_version\": 1,\n  \"bench\": \"meta\",\n");
+	printf("  \"timestamp\": %lld,\n  \"time\": \"%s\",\n", (long long)now, tbuf);
+	printf("  \"config\": {\"url\": ");
+	json_str(url);
+	printf(", \"directory\": ");
+	json_str(s->url.path);
+	printf(", \"count\": %lu, \"truncate_size\": %u, \"transport\": ", o->count,
+	       META_TRUNCATE_SIZE);
+	json_str(ci->transport);
+	printf(", \"dialect\": \"%s\", \"signing\": %s, \"encryption\": %s, \"guest\": %s},\n",
+	       dialect_name(ci->dialect), ci->signing ? "true" : "false",
+	       ci->encryption ? "true" : "false", ci->guest ? "true" : "false");
+	printf("  \"session_setup\": {\"round_trips\": %llu},\n",
+	       (unsigned long long)s->setup_trips);
+	printf("  \"errors\": 0,\n  \"jobs\": [\n");
+	for (k = 0; k < M_NOPS; k++) {
+		const struct meta_result *x = &r[k];
+		uint64_t n = x->done;
+
+		printf("    {\"jobname\": \"%s\", \"op\": \"%s\", \"error\": 0, "
+		       "\"total_ios\": %llu, \"round_trips\": %llu, \"requests\": %llu, "
+		       "\"round_trips_per_op\": %.3f, \"requests_per_op\": %.3f, "
+		       "\"runtime_ms\": %.3f, \"iops\": %.1f, \"lat_ns\": {\"min\": %.0f, "
+		       "\"max\": %.0f, \"mean\": %.0f, \"stddev\": %.0f, \"percentile\": {",
+		       meta_names[k], meta_names[k], (unsigned long long)n,
+		       (unsigned long long)x->round_trips, (unsigned long long)x->requests,
+		       n ? (double)x->round_trips / (double)n : 0.0,
+		       n ? (double)x->requests / (double)n : 0.0, x->secs * 1000,
+		       x->secs > 0 ? (double)n / x->secs : 0.0,
+		       n ? x->lat_ns[0] : 0.0, n ? x->lat_ns[n - 1] : 0.0, x->mean, x->stddev);
+		for (p = 0; p < sizeof(pcts) / sizeof(pcts[0]); p++)
+			printf("%s\"%f\": %.0f", p ? ", " : "", pcts[p], pctl(x->lat_ns, n, pcts[p]));
+		printf("}}}%s\n", k + 1 < M_NOPS ? "," : "");
+	}
+	printf("  ]\n}\n");
+}
+
+/*
+ * rdax bench meta URL: count of each operation in the directory URL, each
+ * kind in turn, timed one by one; the connection's counters give the round
+ * trips and SMB2 requests each kind cost.
+ */
+static int cmd_bench_meta(const struct opts *o, const char *url)
+{
+	char path[sizeof(((struct rdax_url *)0)->path) + 64];
+	struct meta_result r[M_NOPS] = { 0 };
+	struct rdax_conn_info ci;
+	struct rdax_stats st0, st1;
+	struct timespec t0, ta, tb;
+	struct session s;
+	unsigned long i;
+	int k, ret, rc = 1;
+
+	ret = session_open(&s, o, url, true);
+	if (ret)
+		return ret;
+	rdax_conn_info(s.conn, &ci);
+	for (k = 0; k < M_NOPS; k++) {
+		r[k].lat_ns = calloc(o->count, sizeof(double));
+		if (!r[k].lat_ns) {
+			fprintf(stderr, "%s: %s\n", prog, strerror(ENOMEM));
+			goto out;
+		}
+	}
+	for (k = 0; k < M_NOPS; k++) {
+		struct meta_result *x = &r[k];
+		double sum = 0, sq = 0;
+
+		rdax_conn_stats(s.conn, &st0);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (i = 0; i < o->count; i++) {
+			clock_gettime(CLOCK_MONOTONIC, &ta);
+			ret = meta_one(s.tree, (enum meta_op)k, s.url.path, i, path, sizeof(path));
+			clock_gettime(CLOCK_MONOTONIC, &tb);
+			if (ret) {
+				if (ret == -EPROTO && k == M_STAT)
+					fprintf(stderr, "%s: bench meta: stat %s: not the empty file touch made\n",
+						prog, path);
+				else
+					fail(&s, ret, url);
+				meta_cleanup(s.tree, s.url.path, o->count);
+				goto out;
+			}
+			x->lat_ns[i] = (double)(tb.tv_sec - ta.tv_sec) * 1e9 +
+				       (double)(tb.tv_nsec - ta.tv_nsec);
+		}
+		x->secs = elapsed(&t0);
+		rdax_conn_stats(s.conn, &st1);
+		x->done = o->count;
+		x->round_trips = st1.round_trips - st0.round_trips;
+		x->requests = st1.requests - st0.requests;
+		for (i = 0; i < o->count; i++) {
+			sum += x->lat_ns[i];
+			sq += x->lat_ns[i] * x->lat_ns[i];
+		}
+		x->mean = sum / (double)o->count;
+		x->stddev = o->count > 1 ?
+			root2((sq - sum * x->mean) / (double)(o->count - 1)) : 0.0;
+		qsort(x->lat_ns, o->count, sizeof(double), cmp_double);
+	}
+	if (o->json) {
+		meta_print_json(o, url, &s, &ci, r);
+	} else {
+		printf("rdax bench meta %s: %lu of each, SMB %s over %s; session setup %llu round trips\n",
+		       url, o->count, dialect_name(ci.dialect), ci.transport,
+		       (unsigned long long)s.setup_trips);
+		printf("%-9s %8s %15s %12s %10s %9s %9s %9s\n", "op", "ops", "round trips/op",
+		       "requests/op", "ops/s", "mean us", "p50 us", "p99 us");
+		for (k = 0; k < M_NOPS; k++) {
+			const struct meta_result *x = &r[k];
+
+			printf("%-9s %8llu %15.2f %12.2f %10.1f %9.1f %9.1f %9.1f\n",
+			       meta_names[k], (unsigned long long)x->done,
+			       (double)x->round_trips / (double)x->done,
+			       (double)x->requests / (double)x->done,
+			       x->secs > 0 ? (double)x->done / x->secs : 0.0, x->mean / 1000,
+			       pctl(x->lat_ns, x->done, 50) / 1000,
+			       pctl(x->lat_ns, x->done, 99) / 1000);
+		}
+	}
+	rc = 0;
+out:
+	for (k = 0; k < M_NOPS; k++)
+		free(r[k].lat_ns);
+	session_close(&s, o, 0);
+	return rc;
+}
+
+static int cmd_bench(const struct opts *o, int nargs, char **args)
+{
+	if (nargs == 2 && !strcmp(args[0], "meta"))
+		return cmd_bench_meta(o, args[1]);
+	return usage_err("bench wants: bench meta URL", nargs ? args[0] : NULL);
+}
+
 /* What librdax takes (rdax_cfg_set_credentials, a password file). */
 #define PASSWORD_MAX 255
 
@@ -758,6 +1050,8 @@ enum {
 	OPT_PASSWORD,
 	OPT_SERVER_COPY,
 	OPT_CLIENT_COPY,
+	OPT_COUNT,
+	OPT_JSON,
 };
 
 /* args: room for argc words */
@@ -776,12 +1070,15 @@ static int run(int argc, char **argv, char **args)
 		{ "password", required_argument, NULL, OPT_PASSWORD },
 		{ "server-copy", no_argument, NULL, OPT_SERVER_COPY },
 		{ "client-copy", no_argument, NULL, OPT_CLIENT_COPY },
+		{ "count", required_argument, NULL, OPT_COUNT },
+		{ "json", no_argument, NULL, OPT_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct opts o = { .transport = RDAX_TRANSPORT_TCP };
+	struct opts o = { .transport = RDAX_TRANSPORT_TCP, .count = 100 };
+	char *end;
 	const char *cmd;
 	int c, nargs = 0;
 
@@ -845,6 +1142,16 @@ static int run(int argc, char **argv, char **args)
 		case OPT_CLIENT_COPY:
 			o.copy_flags |= RDAX_COPY_CLIENT;
 			break;
+		case OPT_COUNT:
+			errno = 0;
+			o.count = strtoul(optarg, &end, 10);
+			if (errno || *end || !*optarg || optarg[0] == '-' || !o.count ||
+			    o.count > 1000000)
+				return usage_err("--count wants a number from 1 to 1000000", optarg);
+			break;
+		case OPT_JSON:
+			o.json = true;
+			break;
 		case 'q':
 			o.quiet = true;
 			break;
@@ -883,6 +1190,8 @@ static int run(int argc, char **argv, char **args)
 		return cmd_path_op(&o, cmd, args[0], args[1]);
 	if (!strcmp(cmd, "cp") && nargs == 2)
 		return cmd_cp(&o, args[0], args[1]);
+	if (!strcmp(cmd, "bench"))
+		return cmd_bench(&o, nargs, args);
 	if (!strcmp(cmd, "passwd") && nargs == 1)
 		return cmd_passwd(&o, args[0]);
 	return usage_err("bad command or arguments", cmd);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # rdaxd + the rdax CLI over loopback TCP: data integrity, namespace
-# operations, errors, authentication rules, clean shutdown.
+# operations, one round trip per metadata operation (issue 7), errors,
+# authentication rules, clean shutdown.
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$T/share" "$T/pub" "$T/ro"
@@ -47,6 +48,13 @@ check "rm" $RDAX $A rm "$U/data/dir1/moved.bin"
 check "rm" $RDAX $A rm "$U/data/dir1/empty"
 check "rmdir" $RDAX $A rmdir "$U/data/dir1"
 check "rmdir removed it" test ! -e "$T/share/dir1"
+
+# touch, stat, mv, rm, mkdir, rmdir: one round trip each; rdax bench meta
+check_meta_round_trips rdaxd "$U/data" "$T/share" $A
+check_output "bench meta: --count 0 is a usage error" "--count wants a number" \
+	$RDAX $A bench meta --count 0 "$U/data"
+check_output "bench meta in a missing directory fails with the status" \
+	"STATUS_OBJECT_PATH_NOT_FOUND" $RDAX $A bench meta --count 2 "$U/data/nodir"
 
 # errors name the server, the path and the NTSTATUS in words
 check_output "missing file: server, path and status" \

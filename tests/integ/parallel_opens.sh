@@ -81,6 +81,29 @@ check_output "stat of a client's file" "Size: $((4096 * 2 + 7 + 1 + $(printf 'cl
 	$RDAX $G stat "$U/data/c7_f1.bin"
 check "the shared file is intact" cmp "$T/shared.ref" "$T/share/shared.bin"
 check_output "stat of the shared file" "Size: 100000" $RDAX $G stat "$U/data/shared.bin"
+# creates and closes of 64 clients at once: no lost, no duplicated opens
+PC=$B/tests/parallel_creates
+[ -x "$PC" ] || die "$PC not built (make tests)"
+check "parallel_creates: 64 clients x 16 held creates, 32 raced names, 1 common file" \
+	"$PC" --guest "$U/data/pc" 64 16 32
+sed 's/^/    | /' "$T/check.out"
+check_output "... the directory holds 64 x 16 + 32 + 1 names" "^$((64 * 16 + 32 + 1))\$" \
+	sh -c "ls '$T/share/pc' | wc -l"
+check_output "... each own file once, 64 bytes" "^$((64 * 16))\$" \
+	sh -c "find '$T/share/pc' -name 'c*_f*' -size 64c | wc -l"
+check_output "... each raced name once, the winner's 64 bytes" "^32\$" \
+	sh -c "find '$T/share/pc' -name 'shared_*' -size 64c | wc -l"
+check_output "... the common file has all 64 writes" "^$((64 * 64))\$" \
+	sh -c "wc -c <'$T/share/pc/common'"
+# rdaxd's own count of opens (SIGUSR1 stats, summed over its workers)
+n0=$(wc -l <"$T/srv.log")
+kill -USR1 "$RDAXD_PID"
+sleep 0.5
+check_output "rdaxd holds no open afterwards (stats: opens 0, sessions 0)" "^0 0\$" \
+	sh -c "tail -n +$((n0 + 1)) '$T/srv.log' | grep 'stats worker' |
+		sed -n 's/.* sessions \([0-9]*\) opens \([0-9]*\) .*/\1 \2/p' |
+		awk '{ s += \$1; o += \$2; n++ } END { if (n) print s, o }'"
+
 # every open was closed: rdaxd holds no more descriptors than before
 sleep 0.5
 fd1=$(fds)
