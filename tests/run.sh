@@ -6,6 +6,8 @@
 #
 # usage: tests/run.sh [TIER...]   tiers: unit integ vm (default: all)
 #        RDAX_SKIP_VM=1 leaves the VM tier out; TEST_TIMEOUT=secs per test.
+#        B=build-asan runs the tests against that build; a sanitizer build
+#        (make check-asan) fails a test on any ASan/UBSan/LSan report.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 99
@@ -17,13 +19,50 @@ logdir="$B/test-logs"
 mkdir -p "$logdir"
 pass=0 fail=0 skip=0 failed="" skipped=""
 
+# Sanitizer builds: every process of a test (rdaxd in the background, the
+# CLI, tools, fio with the engine) writes its reports to $san/TEST.PID;
+# the first error stops that process, leaks are reported at exit, and a
+# test that leaves any report behind fails, whatever its own status.
+san=""
+if nm -D "$B/librdax.so" 2>/dev/null | grep -q __asan_init; then
+	san=$logdir/sanitizer
+	rm -rf "$san"
+	mkdir -p "$san"
+	user_asan=${ASAN_OPTIONS:-} user_ubsan=${UBSAN_OPTIONS:-}
+	echo "sanitizer build $B: reports in $san"
+fi
+san_env() { # test-name
+	[ -n "$san" ] || return 0
+	ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:log_path=$san/$1${user_asan:+:$user_asan}"
+	UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:log_path=$san/$1${user_ubsan:+:$user_ubsan}"
+	export ASAN_OPTIONS UBSAN_OPTIONS
+}
+# san_reports test-name log: appends any report to the log; 1 if there was one
+san_reports() {
+	[ -n "$san" ] || return 0
+	found=0
+	for r in "$san/$1".*; do
+		[ -f "$r" ] || continue
+		# a summary of suppressions used is not a report
+		grep -Eq 'ERROR: |runtime error|WARNING: ' "$r" || continue
+		found=1
+		{ echo "=== sanitizer report ${r##*/}"; cat "$r"; } >>"$2"
+	done
+	return $found
+}
+
 run_one() { # name timeout cmd...
 	name=$1 t=$2
 	shift 2
 	log="$logdir/$(echo "$name" | tr '/ ' '__').log"
 	start=$(date +%s)
+	san_env "$(echo "$name" | tr '/ ' '__')"
 	timeout -k 10 "$t" "$@" >"$log" 2>&1
 	rc=$?
+	if ! san_reports "$(echo "$name" | tr '/ ' '__')" "$log"; then
+		echo "SANITIZER: report(s) above (exit status was $rc)" >>"$log"
+		rc=98
+	fi
 	dur=$(($(date +%s) - start))
 	case $rc in
 	0) pass=$((pass + 1)); printf '  PASS  %-40s %3ss\n' "$name" "$dur" ;;
@@ -33,7 +72,11 @@ run_one() { # name timeout cmd...
 	*) fail=$((fail + 1)); failed="$failed $name"
 		[ $rc = 124 ] && echo "TIMEOUT after ${t}s" >>"$log"
 		printf '  FAIL  %-40s %3ss  (rc=%s, log %s)\n' "$name" "$dur" "$rc" "$log"
-		tail -n 15 "$log" | sed 's/^/        | /' ;;
+		if [ $rc = 98 ]; then
+			sed -n '/^=== sanitizer report/,$p' "$log" | grep -v '^$' | head -n 15
+		else
+			tail -n 15 "$log"
+		fi | sed 's/^/        | /' ;;
 	esac
 }
 

@@ -28,6 +28,7 @@ int srv_config_init(struct srv_config *cfg)
 	cfg->max_connections = 1024;
 	cfg->max_sessions = 64;
 	cfg->max_opens = 16384;
+	cfg->receive_timeout = 30;
 	cfg->log_level = LOG_NOTICE;
 	smbd_params_default(&cfg->smbd);
 	cfg->bounce_size = 64u << 20;
@@ -366,6 +367,22 @@ static int global_param(struct ini_state *st, const char *name, const char *v)
 			cfg->max_opens = (int)n;
 		else
 			cfg->log_level = n >= 3 ? LOG_DEBUG : n >= 1 ? LOG_INFO : LOG_NOTICE;
+		return 0;
+	}
+	if (!strcasecmp(name, "max sessions per connection") ||
+	    !strcasecmp(name, "receive timeout")) {
+		char *end;
+		long n = strtol(v, &end, 10);
+
+		if (end == v || *end || n < 0 || n > 65535)
+			return -EINVAL;
+		if (!strcasecmp(name, "receive timeout")) {
+			cfg->receive_timeout = (unsigned int)n;	/* seconds, 0: none */
+		} else {
+			if (n < 1)
+				return -EINVAL;
+			cfg->max_sessions = (int)n;
+		}
 		return 0;
 	}
 	if (!strcasecmp(name, "guest ok") || !strcasecmp(name, "public")) {

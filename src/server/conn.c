@@ -361,12 +361,14 @@ static int send_response(struct srv_conn *c, struct srv_rbuf *rb,
 			ret = smb2_sign_compute(s->sign_alg, s->keys.signing, p,
 						outs[i].len, p + 48);
 			if (ret)
-				return ret;
+				goto out_put;
 		}
 		if (outs[i].hash) {
 			iov.iov_base = p;
 			iov.iov_len = outs[i].len;
-			crypto_preauth_update(outs[i].hash, &iov, 1);
+			ret = crypto_preauth_update(outs[i].hash, &iov, 1);
+			if (ret)
+				goto out_put;
 		}
 	}
 	if (enc_sess) {
@@ -375,7 +377,7 @@ static int send_response(struct srv_conn *c, struct srv_rbuf *rb,
 		ret = smb2_encrypt(c->cipher, enc_sess->keys.s2c, enc_sess->id,
 				   &iov, 1, base - SMB2_TRANSFORM_SIZE);
 		if (ret < 0)
-			return ret;
+			goto out_put;
 		rb->xb.data = base - SMB2_TRANSFORM_SIZE;
 		rb->xb.len = (size_t)ret;
 	} else {
@@ -384,6 +386,10 @@ static int send_response(struct srv_conn *c, struct srv_rbuf *rb,
 	}
 	rb->xb.invalidate = false;
 	return c->x->ops->send(c->x, &rb->xb);
+out_put:
+	/* not sent: the buffer (and what it holds) is still ours */
+	srv_rbuf_put(rb);
+	return ret;
 }
 
 static int process_chain(struct srv_conn *c, const uint8_t *msg, size_t len,
@@ -528,6 +534,9 @@ int srv_conn_attach(struct srv_worker *w, struct xprt *x, struct srv_conn **out)
 	x->upper = c;
 	x->on_msg = srv_process_msg;
 	x->max_msg = x->rdma ? x->max_msg : SRV_MAX_MSG_PREAUTH;
+	/* whole messages in time until a session is set up (slowloris) */
+	x->rx_timeout_ms = w->srv->cfg->receive_timeout * 1000;
+	x->rx_strict = true;
 	if (!x->rdma) {
 		x->place = srv_write_place;
 		x->place_abort = srv_write_place_release;

@@ -112,6 +112,7 @@ struct srv_config {
 	int max_connections;
 	int max_sessions;		/* per connection */
 	int max_opens;			/* per session */
+	unsigned int receive_timeout;	/* seconds (TCP), 0: none */
 	struct smbd_params smbd;	/* SMB-Direct sizes and credits */
 	size_t bounce_size;		/* registered pool per device per worker */
 	bool io_uring;			/* posix store I/O on io_uring */

@@ -22,6 +22,7 @@
 #include "util/utf16.h"
 
 #define SRV_AUTH_MAX AUTH_TOKEN_MAX
+#define SRV_MAX_TREES 1024		/* tree connects per session */
 
 static const char *dialect_name(uint16_t d)
 {
@@ -154,8 +155,11 @@ int srv_open_insert(struct srv_session *s, struct srv_open *o)
 {
 	unsigned int b;
 
-	if (s->nopens >= s->conn->srv->cfg->max_opens)
+	if (s->nopens >= s->conn->srv->cfg->max_opens) {
+		log_ratelimited(LOG_WARN, "%s: open refused: %d files open in session 0x%llx (max open files)",
+				s->conn->x->peer, s->nopens, (unsigned long long)s->id);
 		return -EMFILE;
+	}
 	o->sess = s;
 	o->persistent = s->next_persistent++;
 	o->volatile_id = atomic_fetch_add(&s->conn->srv->next_volatile, 1);
@@ -358,7 +362,9 @@ int smb_negotiate(struct srv_req *req)
 		memset(c->preauth, 0, sizeof(c->preauth));
 		iov.iov_base = (void *)req->pdu;
 		iov.iov_len = req->len;
-		crypto_preauth_update(c->preauth, &iov, 1);
+		ret = crypto_preauth_update(c->preauth, &iov, 1);
+		if (ret)
+			return ret;
 		req->hash_rsp = true;
 		req->hash_target = c->preauth;
 	} else if ((best == SMB2_DIALECT_300 || best == SMB2_DIALECT_302) &&
@@ -447,6 +453,17 @@ int smb1_negotiate(struct srv_conn *c, const uint8_t *msg, size_t len)
 
 /* ---- SESSION_SETUP ---- */
 
+/* Is there a share (IPC$ aside) that guest and null sessions may use? */
+static bool guest_share(const struct srv_config *cfg)
+{
+	int i;
+
+	for (i = 0; i < cfg->nshares; i++)
+		if (!cfg->shares[i]->ipc && cfg->shares[i]->guest_ok)
+			return true;
+	return false;
+}
+
 static int srv_user_lookup(void *arg, const char *user, uint8_t nt_hash[16])
 {
 	struct srv_session *s = arg;
@@ -518,11 +535,11 @@ int smb_session_setup(struct srv_req *req)
 		return -E_SMB_REQUEST_NOT_ACCEPTED;	/* no multichannel yet */
 	if (!req->hdr.session_id) {
 		ret = srv_session_new(c, &s);
-		if (ret) {
-			log_ratelimited(LOG_WARN, "%s: session refused: %d sessions on the connection",
+		if (ret == -E_SMB_REQUEST_NOT_ACCEPTED)
+			log_ratelimited(LOG_WARN, "%s: session refused: %d sessions on the connection (max sessions per connection)",
 					c->x->peer, c->nsessions);
+		if (ret)
 			return ret;
-		}
 		created = true;
 	} else {
 		s = srv_session_find(c, req->hdr.session_id);
@@ -533,7 +550,10 @@ int smb_session_setup(struct srv_req *req)
 	if (c->dialect == SMB2_DIALECT_311 && s->state != SESS_VALID) {
 		iov.iov_base = (void *)req->pdu;
 		iov.iov_len = req->len;
-		crypto_preauth_update(s->preauth, &iov, 1);
+		/* a hash that missed a message would give keys the client lacks */
+		ret = crypto_preauth_update(s->preauth, &iov, 1);
+		if (ret)
+			goto out_fail;
 	}
 	if (!s->auth) {
 		acfg.lookup_arg = s;
@@ -612,7 +632,16 @@ int smb_session_setup(struct srv_req *req)
 			  s->signing_required ? ", signed" : "",
 			  s->encrypt ? ", encrypted" : "");
 	s->state = SESS_VALID;
-	c->x->max_msg = SRV_MAX_MSG;
+	/*
+	 * Large messages, and no deadline on whole messages (only on
+	 * stalls), once a session can use a share: a user's, or a guest's
+	 * where a share lets guests in. A null session on a server without
+	 * such a share keeps the limits of an unauthenticated connection.
+	 */
+	if (c->x->rdma || !(s->guest || s->anonymous) || guest_share(cfg)) {
+		c->x->max_msg = SRV_MAX_MSG;
+		c->x->rx_strict = false;
+	}
 	req->sign_sess = s;
 	req->sess = s;
 	req->force_sign = s->have_key &&
@@ -693,8 +722,11 @@ int smb_tree_connect(struct srv_req *req)
 				req->conn->x->peer, s->user, sh->name);
 		return -EACCES;
 	}
-	if (s->ntrees >= 1024)
+	if (s->ntrees >= SRV_MAX_TREES) {
+		log_ratelimited(LOG_WARN, "%s: tree connect refused: %d trees in session 0x%llx",
+				req->conn->x->peer, s->ntrees, (unsigned long long)s->id);
 		return -E_SMB_REQUEST_NOT_ACCEPTED;
+	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;

@@ -159,12 +159,14 @@ static void worker_take_new(struct srv_worker *w)
 	for (;;) {
 		pthread_mutex_lock(&w->q_lock);
 		n = w->q_len < 64 ? w->q_len : 64;
+		if (!n) {
+			pthread_mutex_unlock(&w->q_lock);
+			return;
+		}
 		memcpy(a, w->q, sizeof(*a) * (size_t)n);
 		memmove(w->q, w->q + n, sizeof(*a) * (size_t)(w->q_len - n));
 		w->q_len -= n;
 		pthread_mutex_unlock(&w->q_lock);
-		if (!n)
-			return;
 		for (i = 0; i < n; i++) {
 			if (atomic_load(&w->srv->stopping)) {
 				ret = -ESHUTDOWN;

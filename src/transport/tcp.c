@@ -20,6 +20,7 @@
 
 #include "transport/transport.h"
 #include "util/bytes.h"
+#include "util/log.h"
 
 #define TCP_FRAME 4
 #define TCP_RX_INITIAL (64 * 1024)
@@ -37,6 +38,10 @@ struct tcp_xprt {
 	size_t rx_have;
 	bool pl_asked;			/* placement decided for this message */
 	struct xprt_place pl;
+	bool rx_in_msg;			/* a message (or the first) is due */
+	bool timed_out;			/* the receive timeout struck */
+	uint64_t rx_start_ms;		/* its first byte (or the connect) */
+	uint64_t rx_last_ms;		/* the last byte received */
 	struct xbuf *tx_head, *tx_tail;
 	size_t tx_queued;
 	uint32_t ev;
@@ -192,6 +197,14 @@ static size_t rx_want(struct tcp_xprt *t)
 	return end - t->rx_have;
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static int tcp_read_some(struct tcp_xprt *t, size_t *budget)
 {
 	ssize_t n;
@@ -201,6 +214,11 @@ static int tcp_read_some(struct tcp_xprt *t, size_t *budget)
 		n = read(t->x.fd, t->hdr + t->hdr_have, TCP_FRAME - t->hdr_have);
 		if (n <= 0)
 			goto out_err;
+		t->rx_last_ms = mono_ms();
+		if (!t->hdr_have && !t->rx_in_msg) {
+			t->rx_in_msg = true;
+			t->rx_start_ms = t->rx_last_ms;
+		}
 		t->hdr_have += (size_t)n;
 		if (t->hdr_have < TCP_FRAME)
 			return 1;
@@ -219,6 +237,7 @@ static int tcp_read_some(struct tcp_xprt *t, size_t *budget)
 	n = read(t->x.fd, rx_target(t), rx_want(t));
 	if (n <= 0)
 		goto out_err;
+	t->rx_last_ms = mono_ms();
 	t->rx_have += (size_t)n;
 	t->x.stats.bytes_in += (uint64_t)n;
 	*budget = *budget > (size_t)n ? *budget - (size_t)n : 0;
@@ -234,6 +253,7 @@ static int tcp_read_some(struct tcp_xprt *t, size_t *budget)
 	if (t->rx_have < t->rx_len)
 		return 1;
 	t->hdr_have = 0;
+	t->rx_in_msg = false;
 	t->pl_asked = false;
 	t->x.stats.msgs_in++;
 	t->x.placed = t->pl;
@@ -263,6 +283,8 @@ static int tcp_handle_events(struct xprt *x, uint32_t events, int src)
 	size_t budget = TCP_RX_BUDGET;
 	int ret;
 
+	if (t->timed_out)
+		return -ETIMEDOUT;
 	if (events & EPOLLOUT) {
 		ret = tcp_flush(t);
 		if (ret)
@@ -278,6 +300,41 @@ static int tcp_handle_events(struct xprt *x, uint32_t events, int src)
 		}
 	}
 	return tcp_set_events(t);
+}
+
+/*
+ * Receive timeout (slow or stalled senders): once a second. While the
+ * server itself does not read (rx_paused) the clock does not run. The
+ * connection is shut down here and fails with -ETIMEDOUT in the event
+ * that follows: the worker may still hold events of this connection
+ * from the epoll_wait() that preceded the tick, so it must not go away
+ * in the tick.
+ */
+static int tcp_tick(struct xprt *x, uint64_t now)
+{
+	struct tcp_xprt *t = (struct tcp_xprt *)x;
+	uint64_t since;
+
+	if (!x->rx_timeout_ms || !t->rx_in_msg || x->dead || t->timed_out)
+		return 0;
+	now = mono_ms();
+	if (x->rx_paused) {
+		t->rx_start_ms = now;
+		t->rx_last_ms = now;
+		return 0;
+	}
+	since = x->rx_strict ? t->rx_start_ms : t->rx_last_ms;
+	if (now - since < x->rx_timeout_ms)
+		return 0;
+	log_ratelimited(LOG_NOTICE, "%s: receive timeout: %s%zu of %zu%s bytes of a message after %llu s",
+			x->peer, x->rx_strict ? "" : "no progress, ",
+			t->hdr_have < TCP_FRAME ? t->hdr_have : t->rx_have,
+			t->hdr_have < TCP_FRAME ? (size_t)TCP_FRAME : t->rx_len,
+			t->hdr_have < TCP_FRAME ? " header" : "",
+			(unsigned long long)((now - t->rx_start_ms) / 1000));
+	t->timed_out = true;
+	shutdown(x->fd, SHUT_RDWR);
+	return 0;
 }
 
 static size_t tcp_queued(const struct xprt *x)
@@ -308,6 +365,7 @@ static const struct xprt_ops tcp_ops = {
 	.name = "tcp",
 	.send = tcp_send,
 	.handle_events = tcp_handle_events,
+	.tick = tcp_tick,
 	.queued = tcp_queued,
 	.destroy = tcp_destroy,
 };
@@ -338,6 +396,10 @@ int tcp_xprt_new(int fd, int epfd, struct xprt **out)
 	t->x.max_msg = 0xFFFFFF;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	tcp_peer_name(fd, t->x.peer, sizeof(t->x.peer));
+	/* the receive timeout, if set, counts for the first message from now */
+	t->rx_in_msg = true;
+	t->rx_start_ms = mono_ms();
+	t->rx_last_ms = t->rx_start_ms;
 	t->ev_ref.x = &t->x;
 	if (epfd >= 0) {
 		ev.events = EPOLLIN | EPOLLRDHUP;

@@ -104,6 +104,14 @@ struct xprt {
 	void (*place_abort)(void *upper, struct xprt_place *p);
 	size_t place_peek, place_min;
 	struct xprt_place placed;
+	/*
+	 * TCP receive timeout, 0 = none: the first message must be in
+	 * rx_timeout_ms after the connection is made; then a message begun
+	 * must be whole rx_timeout_ms after its first byte (rx_strict) or
+	 * must not stall that long (the next event fails with -ETIMEDOUT).
+	 */
+	unsigned int rx_timeout_ms;
+	bool rx_strict;
 };
 
 /* ---- Direct TCP ([MS-SMB2] 2.1) ---- */

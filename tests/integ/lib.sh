@@ -221,7 +221,7 @@ fio() {
 	if [ -n "$SAN_PRELOAD" ]; then
 		LD_PRELOAD="$SAN_PRELOAD${LD_PRELOAD:+:$LD_PRELOAD}" \
 			ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}malloc_context_size=2" \
-			LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$T/lsan-fio.supp" \
+			LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$T/lsan-fio.supp:print_suppressions=0" \
 			command fio "$@"
 	else
 		command fio "$@"
