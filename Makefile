@@ -145,14 +145,21 @@ $(FAULTINJ): tests/integ/faultinj.c
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -fPIC -shared -fvisibility=hidden \
 		-D_GNU_SOURCE -o $@ $< -ldl -pthread
 
-tests: all $(UNIT_BIN) $(ITOOL_BIN) $(FAULTINJ) $(B)/bench/opentest-client
+# bench/dax-host and bench/dax: the DAX store's write path against
+# plain memcpy (an internal API, like the unit tests).
+$(B)/bench/daxcopy: $(B)/bench/daxcopy.o $(B)/librdax-core.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_CORE)
+
+tests: all $(UNIT_BIN) $(ITOOL_BIN) $(FAULTINJ) $(B)/bench/opentest-client $(B)/bench/daxcopy
 
 deps:
 	tools/deps.sh
 
 # The README's Performance section, from build/bench/*.json
 readme-perf:
-	bench/perf-md.py --readme README.md build/bench/smbdirect.json build/bench/tcp.json
+	bench/perf-md.py --readme README.md build/bench/rdma-to-dax.json build/bench/smbdirect.json build/bench/tcp.json
 
 # `make check` installs what is missing, builds, and runs every tier this
 # machine allows (the VM tier when qemu can boot).

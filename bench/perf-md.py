@@ -6,8 +6,9 @@
 
 Prints the section; with --readme, replaces the text between
 <!-- perf:begin --> and <!-- perf:end --> in that file instead. Benches it
-knows: smbdirect (bench/smbdirect) and tcp (bench/tcp). Missing files are
-skipped.
+knows: rdma-to-dax (bench/rdma-to-dax), smbdirect (bench/smbdirect) and tcp
+(bench/tcp). Missing files are skipped, and so is smbdirect's when an
+rdma-to-dax file (its superset) is given too.
 """
 import json
 import os
@@ -68,6 +69,98 @@ def smbdirect(doc, path):
     out.append("")
     out.append("Ratios in parentheses are against %s, the kernel pair, in the same boot." % base)
     out.append("")
+    return out
+
+
+def rdma_to_dax(doc, path):
+    """bench/rdma-to-dax: the superset of bench/smbdirect (more subjects and
+    workloads, latency and CPU per I/O)."""
+    out = []
+    g, tb = doc.get("guest", {}), doc.get("testbed", {})
+    base = doc.get("baseline_pair", "cifs-ksmbd")
+    key = "vs_" + base.replace("-", "_")
+    label = {s["key"]: s.get("label", s["key"]) for s in doc.get("subjects", [])}
+    out.append("### RDMA into DAX (`bench/rdma-to-dax`)\n")
+    out.append("Soft-RoCE under qemu emulation measures CPU efficiency, not NIC speed: "
+               "compare the subjects and the ratios from one boot, not the absolute numbers, "
+               "and not with hardware.\n")
+    out.append("Measured %s on `%s`: host %s, qemu %s (%s), guest kernel %s with %s "
+               "Soft-RoCE (rxe), %s CPUs; files on %s. Each job runs %ss after %ss of ramp, "
+               "fio %s. (%s)\n" % (
+                   _date(doc), doc.get("rdax version", "?"), tb.get("host_cpu", "?"),
+                   tb.get("qemu", "?").replace("QEMU emulator version ", ""),
+                   tb.get("accel", "?"), g.get("guest_kernel", "?"), g.get("rdma_dev", "?"),
+                   g.get("guest_cpus", "?"), g.get("share", "?"), _g(g.get("fio_runtime_s")),
+                   _g(g.get("fio_ramp_time_s")), g.get("fio", "?"), os.path.relpath(path)))
+    rungs = ["%s: rung %s" % (label.get(s["key"], s["key"]), s["rung"])
+             for s in doc.get("subjects", []) if s.get("rung")]
+    if rungs:
+        out.append("rdaxd's registration rung per share: " + "; ".join(rungs) + ".\n")
+    pairs, wls = [], []
+    for r in doc.get("ratios", []):
+        if r["pair"] not in pairs:
+            pairs.append(r["pair"])
+        if r["workload"] not in wls:
+            wls.append(r["workload"])
+    anchors = {a["jobname"]: a for a in doc.get("anchors", [])}
+    failed = {(j.get("subject"), j.get("workload")) for j in doc.get("jobs", [])
+              if j.get("error_text")}
+    for j in doc.get("jobs", []):
+        if j.get("subject") not in pairs:
+            pairs.append(j.get("subject"))
+    out.append("| workload | " + " | ".join(label.get(p, p) for p in pairs) +
+               " | wire (perftest) |")
+    out.append("|---|" + "---:|" * (len(pairs) + 1))
+    for w in wls:
+        rows = {r["pair"]: r for r in doc["ratios"] if r["workload"] == w}
+        any_r = next(iter(rows.values()))
+        unit = "MiB/s" if any_r["metric"] == "bw_bytes" else "IOPS"
+        cells = []
+        for p in pairs:
+            r = rows.get(p)
+            if not r:
+                cells.append("error" if (p, w) in failed else "-")
+                continue
+            c = "%.1f (%.2f×" % (r["value"], r[key]) if r.get(key) is not None \
+                else "%.1f (-" % r["value"]
+            c += ", %.2f× wire)" % r["vs_wire"] if r.get("vs_wire") is not None else ")"
+            cells.append(c)
+        a = anchors.get(any_r.get("wire_anchor"))
+        wire = "-"
+        if a:
+            d = a.get("write") or a.get("read")
+            wire = "%.1f" % (d["bw_bytes"] / 1048576 if unit == "MiB/s" else d["iops"])
+        out.append("| %s (%s) | %s | %s |" % (w, unit, " | ".join(cells), wire))
+    out.append("")
+    out.append("Throughput; in parentheses the ratio to %s (the kernel pair) and to the "
+               "wire (ib_write_bw for reads, ib_read_bw for writes, same size and depth), "
+               "measured in the same boot." % label.get(base, base))
+    out.append("")
+    det = {}
+    for r in doc.get("ratios_latency_cpu", []):
+        det[(r["workload"], r["pair"], r["metric"])] = r.get(key)
+    if det:
+        mets = [("clat_p99_ns", "p99"), ("server_cpu_us_per_io", "server CPU/I/O"),
+                ("client_cpu_us_per_io", "client CPU/I/O")]
+        out.append("| workload | metric | " + " | ".join(label.get(p, p) for p in pairs) + " |")
+        out.append("|---|---|" + "---:|" * len(pairs))
+        for w in wls:
+            for m, ml in mets:
+                out.append("| %s | %s | %s |" % (w, ml, " | ".join(
+                    "error" if (p, w) in failed else _r(det.get((w, p, m))) for p in pairs)))
+        out.append("")
+        out.append("Latency (fio clat p99) and CPU time per I/O as ratios to %s: below 1 is "
+                   "better. Absolute figures, p50/p99.9 and errors: `build/bench/rdma-to-dax.md`."
+                   % label.get(base, base))
+        out.append("")
+    if doc.get("errors"):
+        errs = []
+        for e in doc["errors"]:
+            name, _, why = e.partition(": ")
+            m = why.rfind("SMB-Direct: ")
+            errs.append("%s (%s)" % (name, why[m:].split(";")[0] if m >= 0 else why[:120]))
+        out.append("Failed in this run: " + "; ".join(errs) + ".")
+        out.append("")
     return out
 
 
@@ -141,7 +234,7 @@ def _date(doc):
     return time.strftime("%Y-%m-%d", time.gmtime(ts)) if ts else "?"
 
 
-KNOWN = {"smbdirect": smbdirect, "tcp": tcp}
+KNOWN = {"smbdirect": smbdirect, "tcp": tcp, "rdma-to-dax": rdma_to_dax}
 
 
 def main(argv):
@@ -149,23 +242,31 @@ def main(argv):
     if len(argv) > 1 and argv[1] == "--readme":
         readme = argv[2]
         argv = argv[2:]
-    files = argv[1:] or ["build/bench/smbdirect.json", "build/bench/tcp.json"]
+    files = argv[1:] or ["build/bench/rdma-to-dax.json", "build/bench/smbdirect.json",
+                         "build/bench/tcp.json"]
     out = [BEGIN, "",
            "Implementations measured side by side in one session; compare the ratios, "
            "not absolute numbers across machines. Regenerate with `make readme-perf` "
            "after running the benches.", ""]
     n = 0
+    docs = []
     for f in files:
         if not os.path.exists(f):
             continue
         with open(f) as fh:
-            doc = json.load(fh)
+            docs.append((f, json.load(fh)))
+    # bench/rdma-to-dax is bench/smbdirect's superset: one SMB-Direct section
+    superset = any(d.get("bench") == "rdma-to-dax" for _, d in docs)
+    for f, doc in docs:
+        if superset and doc.get("bench") == "smbdirect":
+            continue
         fn = KNOWN.get(doc.get("bench"))
         if fn:
             out += fn(doc, f)
             n += 1
     if not n:
-        out.append("_No bench results yet: run `bench/smbdirect` or `bench/tcp`._\n")
+        out.append("_No bench results yet: run `bench/rdma-to-dax`, `bench/smbdirect` or "
+                   "`bench/tcp`._\n")
     out.append(END)
     text = "\n".join(out) + "\n"
     if not readme:

@@ -8,7 +8,8 @@ Reads the jobs[] of a bench JSON in fio's vocabulary (bench/tcp,
 bench/smbdirect, ...): each job has "workload", "server" (and "client"),
 "bs", and a "read" or "write" object with bw_bytes, iops and
 clat_ns.percentile. Workloads are the groups on the x axis, one bar per
-client/server pair (the server alone when every job has the same client).
+client/server pair (the server alone when every job has the same client;
+a job's "label", when every job has one, names its series instead).
 Writes, next to the JSON unless --prefix says otherwise:
 
   PREFIX-throughput.png  MiB/s of the bulk workloads (bs >= 64 KiB) and
@@ -19,6 +20,17 @@ Writes, next to the JSON unless --prefix says otherwise:
                          carry server_cpu_us_per_io / client_cpu_us_per_io
 
 A job's "spread" ({"bw_bytes": {"min", "max"}, ...}) becomes error bars.
+
+Optional top-level "plot" object (bench/daxcopy, bench/dax); without it
+the charts are as described above:
+
+  "bw_unit"      "MiB/s" (default), "GiB/s", "MB/s" or "GB/s" for the
+                 throughput panel
+  "bulk_min_bs"  smallest bs in the throughput panel (default 65536; 0
+                 puts every job there and leaves no IOPS panel)
+  "per_core"     true: a second throughput panel of each job's
+                 "bw_per_core_bytes" (bytes per CPU second), same unit
+
 The gnuplot script and data stay in PREFIX.plot/ (rerun: gnuplot
 PREFIX.plot/plot.gp). PREFIX defaults to the JSON's path without .json.
 """
@@ -29,8 +41,10 @@ import shutil
 import subprocess
 import sys
 
-COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#7f7f7f"]
+COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#7f7f7f",
+          "#e377c2", "#17becf", "#bcbd22"]
 BULK = 64 * 1024
+UNITS = {"MiB/s": 1048576, "GiB/s": 1073741824, "MB/s": 1e6, "GB/s": 1e9}
 
 
 def ddir(job):
@@ -41,6 +55,8 @@ def ddir(job):
 
 
 def label_of(jobs):
+    if jobs and all(j.get("label") for j in jobs):
+        return lambda j: j["label"]     # bench/rdma-to-dax: its own series names
     clients = {j.get("client") for j in jobs}
     if len(clients) <= 1:
         return lambda j: j.get("server") or j["jobname"].split("/")[0]
@@ -109,7 +125,9 @@ class Chart:
         for i, s in enumerate(self.series):
             c = 2 + 3 * i
             using = "%d:%d:%d%s" % (c, c + 1, c + 2, ":xtic(1)" if i == 0 else "")
-            plots.append("%s using %s title %s lc rgb '%s'" % (q(dat), using, q(s), colors[s]))
+            # noenhanced: a series like dax_pwritev keeps its underscore
+            plots.append("%s using %s title %s noenhanced lc rgb '%s'" % (q(dat), using, q(s),
+                                                                         colors[s]))
         for i, s in enumerate(self.series):
             c = 2 + 3 * i
             off = (i - (n - 1) / 2.0) / (n + gap)
@@ -132,8 +150,17 @@ def charts(doc):
     runs = {j.get("runs") for j in jobs if j.get("runs")}
     how = "median of %s runs, bars min-max" % "/".join(str(r) for r in sorted(runs)) \
         if runs and max(runs) > 1 and any(j.get("spread") for j in jobs) else "one run each"
-    bulk = Chart("%s: throughput, bulk I/O (%s)" % (name, how), "MiB/s")
+    hints = doc.get("plot") or {}
+    unit = hints.get("bw_unit", "MiB/s")
+    div = UNITS.get(unit)
+    if div is None:
+        unit, div = "MiB/s", UNITS["MiB/s"]
+    bulk_min = hints.get("bulk_min_bs", BULK)
+    bulk = Chart("%s: throughput, %s (%s)" % (name, "bulk I/O" if bulk_min else "every size",
+                                             how), unit)
     small = Chart("%s: small-block I/O (%s)" % (name, how), "IOPS")
+    percore = Chart("%s: throughput per core, bytes / CPU seconds (%s)" % (name, how),
+                    unit + " per core")
     p99 = Chart("%s: completion latency p99 (%s)" % (name, how), "clat p99 (µs, log)", log=True)
     scpu = Chart("%s: server CPU per I/O (%s)" % (name, how), "µs of CPU per I/O (log)", log=True)
     ccpu = Chart("%s: client CPU per I/O (%s)" % (name, how), "µs of CPU per I/O (log)", log=True)
@@ -147,10 +174,12 @@ def charts(doc):
         def rng(key, div):
             r = sp.get(key)
             return (r["min"] / div, r["max"] / div) if r else (None, None)
-        if j.get("bs", 0) >= BULK:
-            bulk.add(wl, s, d["bw_bytes"] / 1048576, *rng("bw_bytes", 1048576))
+        if j.get("bs", 0) >= bulk_min:
+            bulk.add(wl, s, d["bw_bytes"] / div, *rng("bw_bytes", div))
         else:
             small.add(wl, s, d["iops"], *rng("iops", 1))
+        if hints.get("per_core") and j.get("bw_per_core_bytes") is not None:
+            percore.add(wl, s, j["bw_per_core_bytes"] / div, *rng("bw_per_core_bytes", div))
         v = pct(d, "99.000000")
         if v is not None:
             p99.add(wl, s, v / 1000, *rng("clat_p99_ns", 1000))
@@ -167,10 +196,10 @@ def charts(doc):
         ad = a.get("write") or a.get("read")
         wl = r["workload"]
         if wl in bulk.workloads and "wire" not in bulk.rows.get(wl, {}):
-            bulk.add(wl, "wire", ad["bw_bytes"] / 1048576)
+            bulk.add(wl, "wire", ad["bw_bytes"] / div)
         elif wl in small.workloads and "wire" not in small.rows.get(wl, {}):
             small.add(wl, "wire", ad["iops"])
-    return [("throughput", [c for c in (bulk, small) if not c.empty()]),
+    return [("throughput", [c for c in (bulk, small, percore) if not c.empty()]),
             ("p99", [p99] if not p99.empty() else []),
             ("cpu", [c for c in (scpu, ccpu) if not c.empty()])]
 
@@ -207,7 +236,8 @@ def main():
         gp += ["", "set terminal pngcairo size %d,560 font ',10'" % (760 * len(cs)),
                "set output %s" % q(os.path.abspath(png)),
                "set multiplot layout 1,%d title %s font ',9'" % (len(cs), q(subtitle)),
-               "set bmargin 7"]
+               # room for the key's rows under the x tics (7 series fit in 7)
+               "set bmargin %d" % (7 + max(0, len(series) - 7))]
         for i, c in enumerate(cs):
             dat = os.path.abspath(os.path.join(pdir, "%s-%d.dat" % (kind, i)))
             c.data(dat)

@@ -1,0 +1,915 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""RDMA into DAX: every way the testbed can move file data over rxe, in one boot.
+
+  bench/rdma-to-dax.py guest OUTDIR   inside `tests/vm/run --pmem` (bench/rdma-to-dax)
+  bench/rdma-to-dax.py report OUTDIR JSON MD   on the host: JSON + ratio tables
+
+Subjects (over the same rxe link, in the same boot):
+
+  wire               ib_write_bw / ib_read_bw at the same size and depth
+                     (ib_write_lat / ib_read_lat for the QD1 latency)
+  fio-rdma           fio's built-in rdma engine, client -> a second fio
+                     listening (memory to memory, no file, no SMB)
+  rdax-rdaxd-fsdax   fio + build/fio-rdax.so, transport=rdma -> rdaxd,
+                     share on the fsdax ext4 (store dax, rung bounce on rxe)
+  rdax-rdaxd-devdax  ... -> rdaxd, `dax device = /dev/daxX.Y` (rung direct)
+  cifs-rdaxd-fsdax   fio libaio O_DIRECT on mount -t cifs -o rdma -> rdaxd
+  cifs-rdaxd-devdax  ... onto the device-DAX share's one file
+  rdax-ksmbd         fio + rdax engine -> ksmbd on the fsdax mount
+  cifs-ksmbd         cifs.ko -> ksmbd on the same fsdax mount (the kernel
+                     pair: the baseline of every ratio)
+
+Workloads: 1 MiB sequential write and read at QD8, 4 KiB random read and
+write at QD1 and QD32. A READ's data moves server -> client, so reads are
+held against ib_write_bw (the server RDMA-Writes), writes against
+ib_read_bw. Per job: fio's read/write object (bw_bytes, iops, clat_ns
+percentiles 50/99/99.9), usr_cpu/sys_cpu, and CPU time per I/O:
+
+  client_cpu_us_per_io  (usr_cpu + sys_cpu) x job_runtime / total_ios (fio's)
+  server_cpu_us_per_io  utime+stime of the server (rdaxd's process tree,
+                        ksmbd's kernel threads, the listening fio) sampled
+                        from /proc four times a second, interpolated to the
+                        window fio measured (bench/tcp.py's Sampler) / IOPS
+  guest_cpu_us_per_io   all the guest's busy CPU (/proc/stat) over that
+                        window per I/O: client, server, rxe and cifs.ko's
+                        kernel threads, which neither of the above sees
+
+This module reuses bench/smbdirect.py's guest code (users, fio runner
+conventions, rdma_cm listener wait) and bench/tcp.py's CPU sampler.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import smbdirect as sd  # noqa: E402
+import tcp as tcpb  # noqa: E402
+
+NAME = "rdma-to-dax"
+BASE = "cifs-ksmbd"
+# name, fio rw, bs, iodepth, direction in fio's JSON
+WORKLOADS = [
+    ("seqwrite-1m-qd8", "write", 1 << 20, 8, "write"),
+    ("seqread-1m-qd8", "read", 1 << 20, 8, "read"),
+    ("randread-4k-qd1", "randread", 4096, 1, "read"),
+    ("randwrite-4k-qd1", "randwrite", 4096, 1, "write"),
+    ("randread-4k-qd32", "randread", 4096, 32, "read"),
+    ("randwrite-4k-qd32", "randwrite", 4096, 32, "write"),
+]
+# key, client, server, store, description
+SUBJECTS = [
+    ("fio-rdma", "fio-rdma", "fio-rdma", None,
+     "fio rdma engine -> fio rdma engine listening (memory to memory)"),
+    ("rdax-rdaxd-fsdax", "rdax", "rdaxd", "fsdax", "fio + rdax engine -> rdaxd, fsdax share"),
+    ("rdax-rdaxd-devdax", "rdax", "rdaxd", "devdax", "fio + rdax engine -> rdaxd, device-DAX share"),
+    ("cifs-rdaxd-fsdax", "cifs", "rdaxd", "fsdax", "fio on cifs.ko -o rdma -> rdaxd, fsdax share"),
+    ("cifs-rdaxd-devdax", "cifs", "rdaxd", "devdax",
+     "fio on cifs.ko -o rdma -> rdaxd, device-DAX share"),
+    ("rdax-ksmbd", "rdax", "ksmbd", "fsdax", "fio + rdax engine -> ksmbd, fsdax mount"),
+    ("cifs-ksmbd", "cifs", "ksmbd", "fsdax", "fio on cifs.ko -o rdma -> ksmbd, fsdax mount"),
+]
+SUBJECT_KEYS = [s[0] for s in SUBJECTS]
+LABEL = {
+    "fio-rdma": "fio rdma engine", "rdax-rdaxd-fsdax": "rdax→rdaxd fsdax",
+    "rdax-rdaxd-devdax": "rdax→rdaxd devdax", "cifs-rdaxd-fsdax": "cifs.ko→rdaxd fsdax",
+    "cifs-rdaxd-devdax": "cifs.ko→rdaxd devdax", "rdax-ksmbd": "rdax→ksmbd",
+    "cifs-ksmbd": "cifs.ko→ksmbd",
+}
+USER, PASSWORD = sd.USER, sd.PASSWORD
+SIZE = os.environ.get("RDAX_BENCH_FIO_SIZE", "64m")
+RUNTIME = float(os.environ.get("RDAX_BENCH_FIO_RUNTIME", "3"))
+RAMP = float(os.environ.get("RDAX_BENCH_FIO_RAMP", "1"))
+PT_DURATION = int(os.environ.get("RDAX_BENCH_PT_DURATION", "3"))
+PT_LAT_ITERS = int(os.environ.get("RDAX_BENCH_PT_LAT_ITERS", "1000"))
+ONLY = [s for s in os.environ.get("RDAX_BENCH_SUBJECTS", "").split(",") if s]
+PERCENTILES = "50:99:99.9"
+PCT = {"p50": "50.000000", "p99": "99.000000", "p99.9": "99.900000"}
+FIO_RDMA_PORT = 19000
+HZ = tcpb.HZ
+STEP_TIMEOUT = 240
+
+
+def say(msg):
+    print(NAME + ": " + msg, file=sys.stderr, flush=True)
+
+
+sd.say = say  # smbdirect.Guest's messages carry our name
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, text=True, capture_output=True,
+                          timeout=kw.pop("timeout", STEP_TIMEOUT), **kw)
+
+
+class KsmbdTicks:
+    """utime+stime of ksmbd's kernel threads, cumulative across threads that
+    come and go: its listener and per-connection threads (comm ksmbd*) and
+    the kworkers whose comm names ksmbd's workqueue (kworker/..-ksmbd-io:
+    the kernel shows the last workqueue a worker served), so attribution of
+    the shared kworkers is best effort. A thread's ticks count from the
+    first sample that sees it; one that exits loses its last interval."""
+
+    def __init__(self):
+        self.last, self.cum, self.primed = {}, 0, False
+
+    def __call__(self):
+        cur = {pid: v[1] for pid, v in tcpb.proc_table().items()
+               if v[2].startswith("ksmbd") or (v[2].startswith("kworker") and "ksmbd" in v[2])}
+        for pid, t in cur.items():
+            if pid in self.last:
+                self.cum += max(0, t - self.last[pid])
+            elif self.primed:
+                self.cum += t
+        self.last.update(cur)
+        self.primed = True
+        return self.cum
+
+
+def ksmbd_ticks():
+    return KsmbdTicks()
+
+
+ksmbd_ticks.factory = True   # a fresh counter per job
+
+
+def tree_ticks_of(pid):
+    return lambda: tcpb.tree_ticks(tcpb.proc_table(), pid)[0]
+
+
+class Sampler(tcpb.Sampler):
+    """bench/tcp.py's sampler with the server's ticks from a function
+    (ksmbd is kernel threads, not a process tree)."""
+
+    def __init__(self, ticks):
+        super().__init__(0)
+        self.ticks = ticks
+
+    def sample(self):
+        self.samples.append((time.monotonic(), self.ticks(), tcpb.host_busy_ticks(), {}))
+
+
+def rusage_wait(p, timeout):
+    """Wait for Popen p (timeout s), return (rc, user+sys CPU seconds)."""
+    end = time.monotonic() + timeout
+    while True:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            p.returncode = os.waitstatus_to_exitcode(status)
+            return p.returncode, ru.ru_utime + ru.ru_stime
+        if time.monotonic() > end:
+            p.kill()
+            pid, status, ru = os.wait4(p.pid, 0)
+            p.returncode = -9
+            return None, ru.ru_utime + ru.ru_stime
+        time.sleep(0.05)
+
+
+# kernel messages of an orderly end of a connection, not trouble: ksmbd logs
+# every SMB-Direct disconnect (the previous job's shows up in the next one),
+# cifs.ko tries the iWARP port first
+BENIGN = [r"ksmbd: smb_direct: disconnected$", r"rdma_connect failed port=5445"]
+
+
+def benign(line):
+    return any(re.search(b, line) for b in BENIGN)
+
+
+def summarize(text):
+    """fio's complaints in a line: distinct messages, io_u errors counted."""
+    lines, ioerr, first = [], 0, None
+    for ln in text.splitlines():
+        ln = ln.strip()
+        if not ln or ln.startswith("{"):
+            continue
+        if "io_u error" in ln:
+            ioerr += 1
+            first = first or re.sub(r" offset=\d+, buflen=\d+", "", ln)
+            continue
+        if ln not in lines:
+            lines.append(ln)
+    out = ([first + " (%d I/Os)" % ioerr] if first else []) + lines
+    return "; ".join(out)[:600]
+
+
+class Guest(sd.Guest):
+    def __init__(self, out):
+        super().__init__(out)
+        self.devdax = os.environ.get("RDAX_VM_DEVDAX", "")
+        self.subjects = {}       # key -> facts (rung, store, stats)
+        self.rdaxd_log = os.path.join(self.raw, "rdaxd.log")
+
+    # ---- the wire: perftest
+    def perftest(self, tool, size, depth=None):
+        lat = tool.endswith("_lat")
+        name = "%s-%d" % (tool, size) + ("" if lat else "-t%d" % depth)
+        args = [tool, "-d", self.dev, "-R", "-F", "-s", str(size)]
+        args += ["-n", str(PT_LAT_ITERS)] if lat else ["-t", str(depth), "-D", str(PT_DURATION)]
+        say("%s %d-byte messages%s" % (tool, size, "" if lat else ", tx depth %d" % depth))
+        sfile = os.path.join(self.raw, name + ".server.txt")
+        cfile = os.path.join(self.raw, name + ".txt")
+        with open(sfile, "w") as so:
+            srv = subprocess.Popen(args, stdout=so, stderr=subprocess.STDOUT)
+        if not self.wait_listen(18515):
+            srv.kill()
+            srv.wait()
+            self.fail(name + ": server did not listen")
+            self.anchors.append({"jobname": name, "tool": tool, "bs": size, "iodepth": depth or 1,
+                                 "error": -1, "error_text": "server did not listen"})
+            return
+        with open(cfile, "w") as co:
+            co.write(" ".join(args + [self.addr]) + "\n")
+            co.flush()
+            cli = subprocess.Popen(args + [self.addr], stdout=co, stderr=subprocess.STDOUT)
+        crc, ccpu = rusage_wait(cli, STEP_TIMEOUT)
+        src, scpu = rusage_wait(srv, 30)
+        with open(cfile) as f:
+            cout = f.read()
+        rec = {"jobname": name, "tool": tool, "bs": size, "iodepth": depth or 1,
+               "cmdline": " ".join(args)}
+        ddir = "write" if "write" in tool else "read"
+        if lat:
+            m = re.search(r"#bytes.*\n\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+"
+                          r"([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", cout)
+            if crc or not m:
+                self.fail(name + ": no result (see raw/%s.txt)" % name)
+                rec.update(error=-1, error_text="no result (raw/%s.txt)" % name)
+                self.anchors.append(rec)
+                return
+            it = int(m.group(2))
+            us = [float(m.group(i)) for i in range(3, 10)]
+            rec[ddir] = {
+                "total_ios": it,
+                "lat_ns": {"min": us[0] * 1e3, "max": us[1] * 1e3, "mean": us[3] * 1e3,
+                           "stddev": us[4] * 1e3,
+                           "percentile": {"50.000000": us[2] * 1e3, "99.000000": us[5] * 1e3,
+                                          "99.900000": us[6] * 1e3}},
+            }
+            rec["note"] = ("perftest latency: t_typical is given as p50; ib_write_lat is a "
+                           "ping-pong and reports half the round trip, ib_read_lat one RDMA Read")
+        else:
+            m = re.search(r"#bytes.*\n\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)", cout)
+            if crc or not m:
+                self.fail(name + ": no result (see raw/%s.txt)" % name)
+                rec.update(error=-1, error_text="no result (raw/%s.txt)" % name)
+                self.anchors.append(rec)
+                return
+            it = int(m.group(2))
+            bw = float(m.group(4)) * 1048576
+            rec[ddir] = {"io_bytes": it * size, "bw_bytes": int(bw), "bw": int(bw / 1024),
+                         "iops": bw / size, "total_ios": it}
+        # perftest busy-polls both ends: these are whole-process CPU times
+        # (connection setup included) per message, not comparable to a sleeping peer
+        rec["client_cpu_s"] = round(ccpu, 3)
+        rec["server_cpu_s"] = round(scpu, 3)
+        if it:
+            rec["client_cpu_us_per_io"] = ccpu / it * 1e6
+            rec["server_cpu_us_per_io"] = scpu / it * 1e6
+        rec["error"] = 0
+        self.anchors.append(rec)
+
+    # ---- rdaxd with an fsdax and a device-DAX share
+    def start_rdaxd(self, fsdir):
+        os.makedirs(fsdir, exist_ok=True)
+        passdb = os.path.join(self.out, "passdb")
+        subprocess.run([self.build + "/rdax", "passwd", "--passdb", passdb, USER],
+                       input=PASSWORD + "\n", text=True, check=True, capture_output=True)
+        conf = os.path.join(self.out, "smb.conf")
+        with open(conf, "w") as f:
+            f.write("[global]\n\tlisten = rdma://%s:445\n\tpassdb file = %s\n"
+                    "[fs]\n\tpath = %s\n\tread only = no\n" % (self.addr, passdb, fsdir))
+            if self.devdax:
+                f.write("[raw]\n\tdax device = %s\n\tread only = no\n" % self.devdax)
+        log = open(self.rdaxd_log, "w")
+        self.rdaxd = subprocess.Popen([self.build + "/rdaxd", "--config", conf],
+                                      stdout=log, stderr=subprocess.STDOUT)
+        for _ in range(300):
+            with open(self.rdaxd_log) as f:
+                if "ready" in f.read():
+                    return True
+            if self.rdaxd.poll() is not None:
+                break
+            time.sleep(0.1)
+        self.fail("rdaxd did not start (raw/rdaxd.log)")
+        return False
+
+    def rdaxd_shares(self):
+        """share -> {store, store_why, rung, rung_why} from rdaxd's startup log."""
+        out = {}
+        with open(self.rdaxd_log) as f:
+            for line in f:
+                m = re.search(r"\]: share \[(\w+)\]: store (\w+) \((.*)\)$", line.rstrip()) or \
+                    re.search(r" share \[(\w+)\]: store (\w+) \((.*)\)$", line.rstrip())
+                if m:
+                    out.setdefault(m.group(1), {}).update(store=m.group(2), store_why=m.group(3))
+                m = re.search(r" share \[(\w+)\]: rdma registration (\w+) \((.*)\)$", line.rstrip())
+                if m:
+                    out.setdefault(m.group(1), {}).update(rung=m.group(2), rung_why=m.group(3))
+        return out
+
+    def rdaxd_stats(self):
+        """SIGUSR1: worker counters summed, and each share's stats line."""
+        with open(self.rdaxd_log) as f:
+            n0 = len(f.readlines())
+        self.rdaxd.send_signal(signal.SIGUSR1)
+        time.sleep(1)
+        with open(self.rdaxd_log) as f:
+            new = f.readlines()[n0:]
+        workers, shares = {}, {}
+        for line in new:
+            if "stats worker" in line:
+                for k in ("rdma_reads", "rdma_writes", "rdma_bytes", "zero_copy_bytes",
+                          "tcp_zero_copy_bytes", "uring_ops"):
+                    m = re.search(r" %s (\d+)" % k, line)
+                    if m:
+                        workers[k] = workers.get(k, 0) + int(m.group(1))
+            m = re.search(r"stats share \[(\w+)\]: (.*)$", line.rstrip())
+            if m:
+                kv = m.group(2).split()
+                shares[m.group(1)] = {kv[i]: (int(kv[i + 1]) if kv[i + 1].isdigit() else kv[i + 1])
+                                      for i in range(0, len(kv) - 1, 2)}
+        return workers, shares
+
+    def cifs_mount_share(self, share, mnt):
+        os.makedirs(mnt, exist_ok=True)
+        r = run(["tests/vm/peer", "cifs-mount", "//%s/%s" % (self.addr, share), mnt,
+                 USER, PASSWORD, "cache=none"])
+        tr = run(["tests/vm/peer", "transport", mnt]).stdout.strip() if not r.returncode else ""
+        if r.returncode or tr != "rdma":
+            msg = "cifs mount -o rdma of %s: %s transport=%s" % (
+                share, (r.stdout + r.stderr)[-300:], tr)
+            self.fail(msg)
+            run(["tests/vm/peer", "cifs-umount", mnt])
+            return msg
+        return None
+
+    # ---- one fio job
+    def fio(self, subj, wl, target, ticks):
+        key, client, server, store, _ = subj
+        name, rw, bs, depth, ddir = wl
+        job = "%s/%s" % (key, name)
+        raw = os.path.join(self.raw, "%s-%s.json" % (key, name))
+        rec = {"jobname": job, "subject": key, "client": client, "server": server,
+               "store": store, "workload": name, "rw": rw, "bs": bs, "iodepth": depth,
+               "raw": os.path.relpath(raw)}
+        rung = self.subjects.get(key, {}).get("rung")
+        if rung:
+            rec["rung"] = rung
+        ramp = 0 if name.startswith("seqwrite") else RAMP
+        args = ["fio", "--name=" + name, "--bs=%d" % bs, "--iodepth=%d" % depth,
+                "--size=" + SIZE, "--output-format=json", "--output=" + raw,
+                "--runtime=%dms" % round(RUNTIME * 1000), "--time_based=1", "--thread",
+                "--percentile_list=" + PERCENTILES]
+        if ramp:
+            # the first job (seqwrite) lays the file out; it runs without ramp
+            args.append("--ramp_time=%dms" % round(ramp * 1000))
+        srv = None
+        if client == "fio-rdma":
+            # the engine has no file and refuses random I/O ("RDMA network IO
+            # can't be random"); the client is always rw=write, verb picks
+            # RDMA Write (client -> server) or RDMA Read (server -> client)
+            verb = "read" if ddir == "read" else "write"
+            rec.update(verb=verb, fio_rw="write", note=(
+                "fio's rdma engine: memory to memory, sequential stream of %d-byte RDMA %s "
+                "ops (the engine refuses random I/O and has no file); fio reports it as "
+                "'write', recorded here under '%s'" % (bs, "Reads" if verb == "read" else
+                                                       "Writes", ddir)))
+            args += ["--ioengine=rdma", "--hostname=" + self.addr,
+                     "--port=%d" % FIO_RDMA_PORT, "--verb=" + verb, "--rw=write"]
+            sraw = raw[:-5] + ".server.json"
+            sargs = ["fio", "--name=server", "--ioengine=rdma", "--port=%d" % FIO_RDMA_PORT,
+                     "--rw=read", "--bs=%d" % bs, "--iodepth=%d" % depth, "--size=" + SIZE,
+                     "--thread", "--output-format=json", "--output=" + sraw]
+            slog = open(raw[:-5] + ".server.log", "w")
+            srv = subprocess.Popen(sargs, stdout=slog, stderr=subprocess.STDOUT)
+            if not self.wait_listen(FIO_RDMA_PORT):
+                srv.kill()
+                srv.wait()
+                return self.job_error(rec, "the fio rdma server did not listen")
+            ticks = tree_ticks_of(srv.pid)
+        elif client == "rdax":
+            args += ["--rw=" + rw, "--norandommap=1",
+                     "--ioengine=external:" + self.build + "/fio-rdax.so",
+                     "--hostname=" + self.addr, "--share=" + target[0], "--transport=rdma",
+                     "--user=" + USER, "--password_file=" + self.pwfile,
+                     "--filename=" + target[1]]
+        else:
+            args += ["--rw=" + rw, "--norandommap=1", "--ioengine=libaio", "--direct=1",
+                     "--filename=" + target]
+        if isinstance(ticks, type) or getattr(ticks, "factory", False):
+            ticks = ticks()
+        say("%s: fio %s bs=%d QD%d" % (job, rw, bs, depth))
+        mark = self.log_mark()
+        os.sync()
+        smp = Sampler(ticks)
+        smp.start()
+        t0 = time.monotonic()
+        try:
+            r = run(args, timeout=RAMP + RUNTIME + 120)
+            with open(raw[:-5] + ".log", "w") as f:
+                f.write(" ".join(args) + "\n" + r.stdout + r.stderr)
+            err = None if not r.returncode and os.path.exists(raw) else \
+                "fio exit %d: %s" % (r.returncode, summarize(r.stdout + r.stderr))
+        except subprocess.TimeoutExpired:
+            err = "fio timed out"
+        t_exit = time.monotonic()
+        smp.stop.set()
+        smp.join()
+        if srv:
+            try:
+                srv.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                srv.kill()
+                srv.wait()
+                rec["server_note"] = "the fio rdma server did not exit by itself; killed"
+        rec["wall_ms"] = int((t_exit - t0) * 1000)
+        warn = self.log_since(mark)
+        if warn:
+            # the job may still finish (cifs.ko reconnects): its figures
+            # then include the stall, so say so next to them
+            rec["warnings"] = warn
+            say("%s: %d warning(s) during the job: %s" % (job, len(warn), warn[0]))
+        fj = None
+        if not err:
+            try:
+                with open(raw) as f:
+                    text = f.read()
+                fj = json.loads(text[text.index("{"):])["jobs"][0]
+            except (ValueError, KeyError, IndexError) as e:
+                err = "unreadable fio JSON: %s" % e
+        if err:
+            return self.job_error(rec, err)
+        d = fj["write"] if client == "fio-rdma" else fj[ddir]
+        rec["error"] = fj.get("error", 0)
+        if rec["error"]:
+            self.fail("%s: fio job error %d" % (job, rec["error"]))
+        rec[ddir] = {k: d[k] for k in ("io_bytes", "bw_bytes", "bw", "iops", "runtime",
+                                       "total_ios", "lat_ns", "clat_ns") if k in d}
+        for k in ("usr_cpu", "sys_cpu", "job_runtime", "ctx"):
+            rec[k] = fj.get(k)
+        ios = d.get("total_ios") or 0
+        if not ios or d["runtime"] <= 0:
+            return self.job_error(rec, "no I/O measured")
+        iops = ios / (d["runtime"] / 1000.0)
+        pct = d.get("clat_ns", {}).get("percentile", {})
+        for k, pk in PCT.items():
+            if pk in pct:
+                rec["clat_%s_ns" % k] = pct[pk]
+        rec["client_cpu_us_per_io"] = (fj["usr_cpu"] + fj["sys_cpu"]) / 100.0 * \
+            fj["job_runtime"] / 1000.0 / ios * 1e6
+        end = t_exit - 0.05
+        w0, w1 = end - fj["job_runtime"] / 1000.0 + tcpb.TRIM_S, end - tcpb.TRIM_S
+        s0, s1, h0, h1 = smp.at(w0, 1), smp.at(w1, 1), smp.at(w0, 2), smp.at(w1, 2)
+        if None in (s0, s1, h0, h1) or w1 - w0 < 0.5:
+            self.fail("%s: no server CPU samples over the measured window" % job)
+        else:
+            rate, grate = (s1 - s0) / HZ / (w1 - w0), (h1 - h0) / HZ / (w1 - w0)
+            rec["server_cpu"] = round(rate * 100, 2)           # % of one CPU, like usr_cpu
+            rec["server_cpu_us_per_io"] = rate / iops * 1e6
+            rec["guest_cpu"] = round(grate * 100, 2)
+            rec["guest_cpu_us_per_io"] = grate / iops * 1e6
+            rec["cpu_window_s"] = round(w1 - w0, 3)
+        self.jobs.append(rec)
+        say("%-34s %9.1f %s  p99 %9.1f us  srv %7.1f  cli %7.1f  guest %7.1f us/io" % (
+            job, d["bw_bytes"] / 1048576 if bs >= 1 << 20 else iops,
+            "MiB/s" if bs >= 1 << 20 else "IOPS ", rec.get("clat_p99_ns", 0) / 1000,
+            rec.get("server_cpu_us_per_io", -1), rec["client_cpu_us_per_io"],
+            rec.get("guest_cpu_us_per_io", -1)))
+
+    def log_mark(self):
+        """Where rdaxd's log and the kernel log stand now."""
+        n = 0
+        if os.path.exists(self.rdaxd_log) and getattr(self, "rdaxd", None) and \
+                self.rdaxd.poll() is None:
+            with open(self.rdaxd_log) as f:
+                n = len(f.readlines())
+        return n, len(run(["dmesg"]).stdout.splitlines())
+
+    def log_since(self, mark):
+        """Warnings and disconnects rdaxd or the kernel (cifs.ko, ksmbd,
+        rxe) logged since mark."""
+        out = []
+        n, k = mark
+        if n or (getattr(self, "rdaxd", None) and self.rdaxd.poll() is None):
+            with open(self.rdaxd_log) as f:
+                out += ["rdaxd: " + ln.strip() for ln in f.readlines()[n:]
+                        if re.search(r"\[(warning|error)\]|dropping connection", ln)]
+        for ln in run(["dmesg"]).stdout.splitlines()[k:]:
+            if re.search(r"(?i)cifs|ksmbd|smbd|rxe", ln) and \
+                    re.search(r"(?i)err|fail|reconnect|disconnect|timeout|retry|warn", ln):
+                out.append("kernel: " + ln.strip())
+        return [w for w in out if not benign(w)][:20]
+
+    def job_error(self, rec, err):
+        self.fail("%s: %s" % (rec["jobname"], err))
+        rec["error"] = rec.get("error") or -1
+        rec["error_text"] = err
+        self.jobs.append(rec)
+
+    def subject(self, key, target, ticks, error=None):
+        subj = next(s for s in SUBJECTS if s[0] == key)
+        if ONLY and key not in ONLY:
+            return
+        self.subjects.setdefault(key, {"desc": subj[4]})
+        for wl in WORKLOADS:
+            if error:
+                self.job_error({"jobname": "%s/%s" % (key, wl[0]), "subject": key,
+                                "client": subj[1], "server": subj[2], "store": subj[3],
+                                "workload": wl[0], "rw": wl[1], "bs": wl[2],
+                                "iodepth": wl[3]}, error)
+            else:
+                self.fio(subj, wl, target, ticks)
+
+    def rdaxd_subject(self, key, target, share):
+        if ONLY and key not in ONLY:
+            return
+        sh = self.shares.get(share, {})
+        self.subjects[key] = {"desc": next(s[4] for s in SUBJECTS if s[0] == key),
+                              "share": share, **sh}
+        w0, _ = self.rdaxd_stats()
+        self.subject(key, target, tree_ticks_of(self.rdaxd.pid))
+        w1, st = self.rdaxd_stats()
+        self.subjects[key]["rdaxd_counters"] = {k: w1.get(k, 0) - w0.get(k, 0) for k in w1}
+        self.subjects[key]["share_stats"] = st.get(share)
+
+    def want(self, *keys):
+        return not ONLY or any(k in ONLY for k in keys)
+
+    def main(self):
+        t_start = time.monotonic()
+        self.pwfile = os.path.join(self.out, "pw")
+        with open(self.pwfile, "w") as f:
+            f.write(PASSWORD + "\n")
+        os.chmod(self.pwfile, 0o600)
+        mnt = "/mnt/rdax-bench-cifs"
+        if not ONLY or "wire" in ONLY:
+            for size, depth in ((1 << 20, 8), (4096, 1), (4096, 32)):
+                self.perftest("ib_write_bw", size, depth)
+                self.perftest("ib_read_bw", size, depth)
+            self.perftest("ib_write_lat", 4096)
+            self.perftest("ib_read_lat", 4096)
+
+        self.subject("fio-rdma", None, None)
+
+        devname = os.path.basename(self.devdax)
+        fsdir = os.path.join(self.fsdax, "bench-rdaxd")
+        shutil.rmtree(fsdir, ignore_errors=True)
+        if self.want("rdax-rdaxd-fsdax", "rdax-rdaxd-devdax", "cifs-rdaxd-fsdax",
+                     "cifs-rdaxd-devdax"):
+            if self.start_rdaxd(fsdir):
+                self.shares = self.rdaxd_shares()
+                say("rdaxd shares: %s" % json.dumps(self.shares))
+                self.rdaxd_subject("rdax-rdaxd-fsdax", ("fs", "fio-rdax.bin"), "fs")
+                if self.devdax:
+                    self.rdaxd_subject("rdax-rdaxd-devdax", ("raw", devname), "raw")
+                else:
+                    self.subject("rdax-rdaxd-devdax", None, None, "no RDAX_VM_DEVDAX")
+                if self.want("cifs-rdaxd-fsdax"):
+                    err = self.cifs_mount_share("fs", mnt)
+                    if err:
+                        self.subject("cifs-rdaxd-fsdax", None, None, err)
+                    else:
+                        self.rdaxd_subject("cifs-rdaxd-fsdax", mnt + "/fio-cifs.bin", "fs")
+                        run(["tests/vm/peer", "cifs-umount", mnt])
+                if self.want("cifs-rdaxd-devdax"):
+                    err = self.cifs_mount_share("raw", mnt) if self.devdax else "no devdax"
+                    if err:
+                        self.subject("cifs-rdaxd-devdax", None, None, err)
+                    else:
+                        self.rdaxd_subject("cifs-rdaxd-devdax", mnt + "/" + devname, "raw")
+                        run(["tests/vm/peer", "cifs-umount", mnt])
+                self.stop_rdaxd()
+            else:
+                for k in ("rdax-rdaxd-fsdax", "rdax-rdaxd-devdax", "cifs-rdaxd-fsdax",
+                          "cifs-rdaxd-devdax"):
+                    self.subject(k, None, None, "rdaxd did not start")
+        shutil.rmtree(fsdir, ignore_errors=True)
+
+        if self.want("rdax-ksmbd", "cifs-ksmbd"):
+            share = os.path.join(self.fsdax, "bench-ksmbd")
+            shutil.rmtree(share, ignore_errors=True)
+            r = run(["tests/vm/peer", "ksmbd-start", share, "bench", USER, PASSWORD])
+            if r.returncode:
+                err = "ksmbd-start: " + (r.stdout + r.stderr)[-300:]
+                self.subject("rdax-ksmbd", None, None, err)
+                self.subject("cifs-ksmbd", None, None, err)
+            else:
+                for k in ("rdax-ksmbd", "cifs-ksmbd"):
+                    if not ONLY or k in ONLY:
+                        self.subjects[k] = {"share": share, "store": "ksmbd (vfs on ext4 -o dax)"}
+                self.subject("rdax-ksmbd", ("bench", "fio-rdax.bin"), ksmbd_ticks)
+                if self.want("cifs-ksmbd"):
+                    err = self.cifs_mount_share("bench", mnt)
+                    if err:
+                        self.subject("cifs-ksmbd", None, None, err)
+                    else:
+                        self.subject("cifs-ksmbd", mnt + "/fio-cifs.bin", ksmbd_ticks)
+                        run(["tests/vm/peer", "cifs-umount", mnt])
+            run(["tests/vm/peer", "ksmbd-stop"])
+            shutil.rmtree(share, ignore_errors=True)
+
+        facts = {
+            "guest_kernel": os.uname().release, "guest_cpus": os.cpu_count(),
+            "rdma_dev": self.dev, "fio": run(["fio", "--version"]).stdout.strip(),
+            "perftest": run(["dpkg-query", "-W", "-f=${Version}", "perftest"]).stdout.strip(),
+            "fio_size": SIZE, "fio_runtime_s": RUNTIME, "fio_ramp_time_s": RAMP,
+            "perftest_duration_s": PT_DURATION, "perftest_lat_iters": PT_LAT_ITERS,
+            "fsdax": self.fsdax + " (ext4 -o dax)", "devdax": self.devdax,
+            "share": self.fsdax + " (ext4 -o dax); " + self.devdax + " (device DAX)",
+            "guest_seconds": round(time.monotonic() - t_start, 1),
+        }
+        with open(os.path.join(self.out, "guest.json"), "w") as f:
+            json.dump({"guest": facts, "jobs": self.jobs, "anchors": self.anchors,
+                       "subjects": self.subjects, "errors": self.errors}, f, indent=1)
+        say("%d jobs, %d anchors, %d errors, %.0f s in the guest" % (
+            len(self.jobs), len(self.anchors), len(self.errors), facts["guest_seconds"]))
+        return 1 if self.errors else 0
+
+
+# ---- report (host)
+
+def wire_anchor(anchors, wl, lat=False):
+    name, rw, bs, depth, ddir = wl
+    # a READ's data goes server -> client (the server RDMA-Writes), a WRITE's
+    # client -> server (the server RDMA-Reads)
+    tool = ("ib_write" if ddir == "read" else "ib_read") + ("_lat" if lat else "_bw")
+    for a in anchors:
+        if a["tool"] == tool and a["bs"] == bs and (lat or a["iodepth"] == depth) \
+                and not a.get("error") and (a.get("read") or a.get("write")):
+            return a
+    return None
+
+
+def thr(j, wl):
+    d = j.get(wl[4]) if j else None
+    if not d or "iops" not in d:
+        return None
+    return d["bw_bytes"] / 1048576 if wl[2] >= 1 << 20 else d["iops"]
+
+
+def fmt(v, digits=None):
+    if v is None:
+        return "-"
+    if digits is not None:
+        return "%.*f" % (digits, v)
+    return "%.0f" % v if abs(v) >= 100 else "%.1f" % v if abs(v) >= 10 else "%.2f" % v
+
+
+def md_table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def report(out, dest, mdpath):
+    with open(os.path.join(out, "guest.json")) as f:
+        g = json.load(f)
+    for j in g["jobs"]:
+        if "warnings" in j:
+            j["warnings"] = [w for w in j["warnings"] if not benign(w)]
+            if not j["warnings"]:
+                del j["warnings"]
+    jobs = {j["jobname"]: j for j in g["jobs"]}
+    subjects = [k for k in SUBJECT_KEYS if any(j["subject"] == k for j in g["jobs"])]
+    anchors = g["anchors"]
+    ratios, detail_ratios = [], []
+    md = []
+    ts = int(time.time())
+    gi = g["guest"]
+    tb = json.loads(os.environ.get("RDAX_TESTBED", "{}"))
+    md.append("# bench/rdma-to-dax\n")
+    md.append("Measured %s on `%s`: host %s, qemu %s (%s), guest kernel %s, %s CPUs, %s "
+              "Soft-RoCE; fio %s, %s s per job after %s s of ramp (the 1 MiB write, which "
+              "lays the file out, without ramp), %s files; perftest %s s per bandwidth run, "
+              "%d iterations per latency run; %s s wall, host load average %s at the start "
+              "and %s at the end (%s host CPUs). Emulated: compare the subjects and ratios of "
+              "one boot, not absolute numbers.\n" % (
+                  time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ts)),
+                  os.environ.get("RDAX_DESCRIBE", "?"), tb.get("host_cpu", "?"),
+                  tb.get("qemu", "?").replace("QEMU emulator version ", ""),
+                  tb.get("accel", "?"), gi.get("guest_kernel"), gi.get("guest_cpus"),
+                  gi.get("rdma_dev"), gi.get("fio"), fmt(gi.get("fio_runtime_s")),
+                  fmt(gi.get("fio_ramp_time_s")), gi.get("fio_size"),
+                  gi.get("perftest_duration_s"), gi.get("perftest_lat_iters", 0),
+                  tb.get("wall_s", "?"), tb.get("host_loadavg_start", "?"),
+                  tb.get("host_loadavg_end", "?"), tb.get("host_cpus", "?")))
+    rungs = []
+    for k in subjects:
+        s = g["subjects"].get(k, {})
+        if s.get("rung"):
+            c = s.get("rdaxd_counters") or {}
+            moved = ""
+            if c.get("rdma_bytes"):
+                moved = "; over its jobs %.0f MiB moved by RDMA, %.0f MiB of it zero-copy" % (
+                    c["rdma_bytes"] / 1048576, c.get("zero_copy_bytes", 0) / 1048576)
+            rungs.append("%s: share [%s] store %s, rung **%s** (%s)%s" % (
+                LABEL[k], s.get("share"), s.get("store"), s["rung"], s.get("rung_why", ""),
+                moved))
+    if rungs:
+        md.append("Registration rung rdaxd used per share (its log):\n")
+        md += ["* " + r for r in rungs]
+        md.append("")
+    base_key = "vs_" + BASE.replace("-", "_")
+
+    def cell_err(j):
+        return "error" if j and j.get("error_text") else "-"
+
+    # 1. throughput, with ratios vs the kernel pair and vs the wire
+    head = ["workload", "unit"] + [LABEL[k] for k in subjects] + ["wire (perftest)"]
+    rows_v, rows_b, rows_w = [], [], []
+    for wl in WORKLOADS:
+        unit = "MiB/s" if wl[2] >= 1 << 20 else "IOPS"
+        a = wire_anchor(anchors, wl)
+        wire = None
+        if a:
+            ad = a.get("write") or a.get("read")
+            wire = ad["bw_bytes"] / 1048576 if unit == "MiB/s" else ad["iops"]
+        base = thr(jobs.get("%s/%s" % (BASE, wl[0])), wl)
+        rv, rb, rw_ = [wl[0], unit], [wl[0], "× " + LABEL[BASE]], [wl[0], "× wire"]
+        for k in subjects:
+            j = jobs.get("%s/%s" % (k, wl[0]))
+            v = thr(j, wl)
+            rv.append((fmt(v) + (" †" if j.get("warnings") else "")) if v is not None
+                      else cell_err(j))
+            rb.append(fmt(v / base, 2) if v is not None and base else "-")
+            rw_.append(fmt(v / wire, 2) if v is not None and wire else "-")
+            if v is not None:
+                ratios.append({
+                    "workload": wl[0], "pair": k, "metric": "bw_bytes" if unit == "MiB/s" else "iops",
+                    "value": v, base_key: round(v / base, 3) if base else None,
+                    "vs_wire": round(v / wire, 3) if wire else None,
+                    "wire_anchor": a["jobname"] if a else None,
+                })
+        rv.append(("%s (`%s`)" % (fmt(wire), a["jobname"])) if a else "-")
+        rb.append("-")
+        rw_.append("1.00" if a else "-")
+        rows_v.append(rv)
+        rows_b.append(rb)
+        rows_w.append(rw_)
+    md.append("## Throughput\n")
+    md += md_table(head, rows_v)
+    md.append("")
+    md.append("### Ratio to %s (above 1: faster)\n" % LABEL[BASE])
+    md += md_table(["workload", ""] + [LABEL[k] for k in subjects] + ["wire"], rows_b)
+    md.append("")
+    md.append("### Ratio to the wire (ib_write_bw for reads, ib_read_bw for writes, "
+              "same size and depth)\n")
+    md += md_table(["workload", ""] + [LABEL[k] for k in subjects] + ["wire"], rows_w)
+    md.append("")
+
+    # 2. latency and CPU ratios vs the kernel pair (below 1: better)
+    metrics = [("clat_p50_ns", "clat p50"), ("clat_p99_ns", "clat p99"),
+               ("clat_p99.9_ns", "clat p99.9"), ("server_cpu_us_per_io", "server CPU/I/O"),
+               ("client_cpu_us_per_io", "client CPU/I/O"),
+               ("guest_cpu_us_per_io", "guest CPU/I/O")]
+    rows = []
+    for wl in WORKLOADS:
+        b = jobs.get("%s/%s" % (BASE, wl[0])) or {}
+        for mk, ml in metrics:
+            r = [wl[0], ml]
+            for k in subjects:
+                j = jobs.get("%s/%s" % (k, wl[0])) or {}
+                v, bv = j.get(mk), b.get(mk)
+                r.append(fmt(v / bv, 2) if v is not None and bv else "-")
+                if v is not None:
+                    detail_ratios.append({"workload": wl[0], "pair": k, "metric": mk,
+                                          "value": v, base_key: round(v / bv, 3) if bv else None})
+            rows.append(r)
+    md.append("## Latency and CPU per I/O, ratio to %s (below 1: better)\n" % LABEL[BASE])
+    md += md_table(["workload", "metric"] + [LABEL[k] for k in subjects], rows)
+    md.append("")
+
+    # 3. absolute values per job
+    rows = []
+    for wl in WORKLOADS:
+        unit = "MiB/s" if wl[2] >= 1 << 20 else "IOPS"
+        for k in subjects:
+            j = jobs.get("%s/%s" % (k, wl[0]))
+            if not j:
+                continue
+            if j.get("error_text"):
+                rows.append([wl[0], LABEL[k], "error (below)"] + ["-"] * 6 +
+                            [j.get("rung", "")])
+                continue
+            v = thr(j, wl)
+
+            def us(key):
+                return fmt(j[key] / 1000) if j.get(key) is not None else "-"
+            rows.append([wl[0], LABEL[k], "%s %s" % (fmt(v), unit), us("clat_p50_ns"),
+                         us("clat_p99_ns"), us("clat_p99.9_ns"),
+                         fmt(j.get("server_cpu_us_per_io")), fmt(j.get("client_cpu_us_per_io")),
+                         fmt(j.get("guest_cpu_us_per_io")), j.get("rung", "")])
+        for lat in (False, True):
+            a = wire_anchor(anchors, wl, lat)
+            if not a or (lat and wl[3] != 1):
+                continue
+            ad = a.get("write") or a.get("read")
+            p = ad.get("lat_ns", {}).get("percentile", {})
+            rows.append([wl[0], "wire `%s`" % a["jobname"],
+                         "%s %s" % (fmt(ad["bw_bytes"] / 1048576 if unit == "MiB/s" else
+                                        ad["iops"]), unit) if "iops" in ad else "",
+                         fmt(p["50.000000"] / 1000) if p else "-",
+                         fmt(p["99.000000"] / 1000) if p else "-",
+                         fmt(p["99.900000"] / 1000) if p else "-",
+                         fmt(a.get("server_cpu_us_per_io")), fmt(a.get("client_cpu_us_per_io")),
+                         "-", ""])
+    md.append("## All figures\n")
+    md.append("Latency: fio's completion latency (clat) percentiles in µs; perftest's "
+              "t_typical as p50 (ib_write_lat: half a ping-pong round trip). CPU in µs per "
+              "I/O: server = utime+stime of rdaxd / ksmbd's kernel threads and ksmbd-io "
+              "kworkers / the listening fio "
+              "over fio's measured window; client = fio's usr+sys; guest = every busy CPU of "
+              "the guest (client, server, rxe, cifs.ko threads). perftest busy-polls both ends: "
+              "its CPU is whole-process time per message.\n")
+    md += md_table(["workload", "subject", "throughput", "p50 µs", "p99 µs", "p99.9 µs",
+                    "server CPU µs/I/O", "client CPU µs/I/O", "guest CPU µs/I/O", "rung"], rows)
+    md.append("")
+    warned = [j for j in g["jobs"] if j.get("warnings")]
+    if warned:
+        md.append("## Warnings during measured jobs (†)\n")
+        md.append("These jobs completed, but the server or the kernel logged a transport "
+                  "error or a reconnect while they ran; their figures include the stall.\n")
+        for j in warned:
+            md.append("* %s: %s" % (j["jobname"], "; ".join(
+                w.replace("|", "/") for w in j["warnings"][:3])))
+        md.append("")
+    errs = g["errors"]
+    if errs:
+        md.append("## Errors\n")
+        md += ["* " + e.replace("\n", " ").replace("|", "/")[:600] for e in errs]
+        md.append("")
+    notes = [
+        "fio's rdma engine has no file and refuses random I/O; its 4 KiB rows are a "
+        "sequential stream of RDMA Reads (read rows) or Writes (write rows) into the "
+        "listening fio's registered buffers, so they are a transport figure, not file I/O",
+        "cifs.ko runs fio with libaio and O_DIRECT on a mount with cache=none",
+        "rxe does its packet work (copy, ICRC) in the context that posts or polls: in "
+        "rdaxd's and fio's own threads for the user-space peers, in softirq and kworkers "
+        "for cifs.ko and ksmbd, which neither server nor client CPU sees; so server and "
+        "client CPU/I/O favour the kernel peers, and guest CPU/I/O (everything) is the fair "
+        "total",
+        "perftest busy-polls both ends on 2 vCPUs and at 1 MiB rxe under TCG hits "
+        "transport retries (docs/testbed.md, bench/baseline), so its 1 MiB figure varies "
+        "from run to run and a file I/O path can come out above the 'wire'",
+        "one run per job, in one boot; under TCG the figures follow host load",
+    ]
+    md.append("Notes: " + "; ".join(notes) + ".\n")
+    doc = {
+        "rdax version": os.environ.get("RDAX_DESCRIBE", ""),
+        "bench": NAME,
+        "schema_version": 1,
+        "timestamp": ts,
+        "note": "Emulated testbed (Soft-RoCE rxe on a veth, qemu TCG, NVDIMM backed by "
+                "a host file): compare subjects measured in the same boot, not absolute speeds.",
+        "guest": gi, "testbed": tb,
+        "baseline_pair": BASE,
+        "subjects": [{"key": k, "label": LABEL[k], "client": c, "server": s, "store": st,
+                      "desc": desc, **g["subjects"].get(k, {})}
+                     for k, c, s, st, desc in SUBJECTS if k in subjects],
+        "workloads": [{"name": w[0], "rw": w[1], "bs": w[2], "iodepth": w[3]} for w in WORKLOADS],
+        "fields": {
+            "client_cpu_us_per_io": "(usr_cpu + sys_cpu) x job_runtime / total_ios",
+            "server_cpu_us_per_io": "utime+stime of the server (rdaxd's process tree; ksmbd's "
+                                    "kernel threads ksmbd* plus the kworkers named after its "
+                                    "ksmbd-io workqueue, best effort; the listening fio) over "
+                                    "fio's measured window, sampled from /proc, / IOPS",
+            "server_cpu": "the same in % of one CPU",
+            "guest_cpu_us_per_io": "all busy CPU of the guest (/proc/stat) over that window / IOPS",
+            "rung": "rdaxd's registration rung for the share (its log)",
+        },
+        "notes": notes,
+        "errors": errs,
+        "jobs": [dict(j, label=LABEL.get(j["subject"], j["subject"])) for j in g["jobs"]],
+        "anchors": anchors, "ratios": ratios, "ratios_latency_cpu": detail_ratios,
+    }
+    with open(dest + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(dest + ".tmp", dest)
+    text = "\n".join(md) + "\n"
+    with open(mdpath, "w") as f:
+        f.write(text)
+    print(text)
+    expect = len(SUBJECTS) * len(WORKLOADS) if not ONLY else None
+    ok = [j for j in g["jobs"] if not j.get("error_text")]
+    if expect and len(ok) != expect:
+        say("expected %d measured jobs, got %d" % (expect, len(ok)))
+        return 1
+    return 1 if errs else 0
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "guest":
+        return Guest(sys.argv[2]).main()
+    if len(sys.argv) == 5 and sys.argv[1] == "report":
+        return report(sys.argv[2], sys.argv[3], sys.argv[4])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
