@@ -82,8 +82,7 @@ struct smbd_conn {
 	struct ibv_mr *recv_mr;
 	struct smbd_recv *recvs;
 	int nrecv;
-	int recv_posted;
-	int recv_ungranted;		/* posted, not yet granted to the peer */
+	int recv_posted;		/* receives the peer may fill */
 	int recv_target;		/* what the peer asked for */
 	int peer_credits;		/* granted to the peer, not yet used */
 	struct smbd_recv **repost;	/* consumed, waiting to be reposted */
@@ -224,7 +223,6 @@ static int repost_receives(struct smbd_conn *c)
 			return -ret;
 		c->nrepost -= n;
 		c->recv_posted += n;
-		c->recv_ungranted += n;
 	}
 	return 0;
 }
@@ -257,10 +255,23 @@ static int post_send(struct smbd_conn *c, struct smbd_send *s, size_t len,
 	return 0;
 }
 
+/*
+ * Posted receives not yet covered by a credit. Only these may be
+ * granted: a credit is a promise that a receive is posted. (The peer's
+ * negotiate message took a receive without a credit.)
+ */
+static int recv_ungranted(const struct smbd_conn *c)
+{
+	int n = c->recv_posted - c->peer_credits;
+
+	return n > 0 ? n : 0;
+}
+
 /* Credits to grant in the next message. */
 static int grant_now(struct smbd_conn *c)
 {
 	int want = c->recv_target - c->peer_credits;
+	int room = recv_ungranted(c);
 	int g;
 
 	if (want < 0)
@@ -268,7 +279,7 @@ static int grant_now(struct smbd_conn *c)
 	/* spending our last credit needs a grant so the peer can answer */
 	if (c->send_credits == 1 && want == 0)
 		want = 1;
-	g = want < c->recv_ungranted ? want : c->recv_ungranted;
+	g = want < room ? want : room;
 	return g > 0xFFFF ? 0xFFFF : g;
 }
 
@@ -318,7 +329,6 @@ static int send_data_msg(struct smbd_conn *c, const uint8_t *payload,
 		return ret;
 	c->send_free = s->next_free;
 	c->send_credits--;
-	c->recv_ungranted -= d.credits_granted;
 	c->peer_credits += d.credits_granted;
 	c->info.fragments_out++;
 	c->info.inline_bytes_out += len;
@@ -599,7 +609,8 @@ static int handle_data(struct smbd_conn *c, uint8_t *buf, uint32_t len)
 	if (smbd_data_decode(buf, len, c->max_frag_recv, &d))
 		return fail(c, "malformed data transfer message");
 	c->info.fragments_in++;
-	c->peer_credits--;
+	if (--c->peer_credits < 0)
+		return fail(c, "peer sent a message without a credit");
 	c->send_credits += d.credits_granted;
 	if (c->send_credits > 0xFFFF)
 		return fail(c, "peer granted more than 65535 credits");
@@ -682,7 +693,7 @@ static int server_negotiate(struct smbd_conn *c, const uint8_t *buf, uint32_t le
 	c->recv_target = min16(r.credits_requested, c->prm.recv_credit_max);
 	c->max_rw = c->prm.max_read_write_size;
 	rsp.negotiated_version = SMBD_VERSION;
-	rsp.credits_granted = (uint16_t)(c->recv_ungranted < 0xFFFF ? c->recv_ungranted : 0xFFFF);
+	rsp.credits_granted = (uint16_t)(recv_ungranted(c) < 0xFFFF ? recv_ungranted(c) : 0xFFFF);
 	rsp.max_read_write_size = c->max_rw;
 	rsp.preferred_send_size = c->max_send_size;
 	rsp.max_receive_size = c->max_recv_size;
@@ -693,7 +704,6 @@ static int server_negotiate(struct smbd_conn *c, const uint8_t *buf, uint32_t le
 		return ret;
 	c->send_free = s->next_free;
 	c->peer_credits = rsp.credits_granted;
-	c->recv_ungranted -= rsp.credits_granted;
 	c->send_credits = 0;		/* until the peer grants some */
 	c->state = SMBD_CONNECTED;
 	pr_info("%s: SMB-Direct negotiated: send %u recv %u fragmented %u/%u rw %u",
@@ -823,14 +833,19 @@ static int poll_cq(struct smbd_conn *c)
 			if (ret && !err)
 				err = ret;
 		}
+		if (err)
+			return err;
+		if (c->state == SMBD_ERROR)
+			return -EPROTO;
+		/*
+		 * Repost each batch: a long drain (requests served inline)
+		 * must not leave the peer's credits without receives, nor
+		 * our answers with nothing to grant.
+		 */
+		ret = repost_receives(c);
+		if (ret)
+			return ret;
 	} while (n == 32);
-	if (err)
-		return err;
-	if (c->state == SMBD_ERROR)
-		return -EPROTO;
-	ret = repost_receives(c);
-	if (ret)
-		return ret;
 	ret = rw_kick(c);
 	if (ret)
 		return ret;
