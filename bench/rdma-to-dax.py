@@ -138,6 +138,27 @@ def ksmbd_ticks():
 ksmbd_ticks.factory = True   # a fresh counter per job
 
 
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def placement_facts(dev):
+    """Where the clients ran: NUMA nodes, the RDMA device's node, the
+    CPUs and memory nodes fio and perftest inherit from this process."""
+    status = _read("/proc/self/status") or ""
+    allowed = dict(re.findall(r"^(Cpus_allowed_list|Mems_allowed_list):\s*(\S+)", status, re.M))
+    node = _read("/sys/class/infiniband/%s/device/numa_node" % dev)
+    return {"numa_nodes_online": _read("/sys/devices/system/node/online"),
+            "rdma_dev_numa_node": int(node) if node and node.lstrip("-").isdigit() else None,
+            "client_cpus": allowed.get("Cpus_allowed_list"),
+            "client_mems": allowed.get("Mems_allowed_list"),
+            "client_binding": "none (inherits the whole guest)"}
+
+
 def tree_ticks_of(pid):
     return lambda: tcpb.tree_ticks(tcpb.proc_table(), pid)[0]
 
@@ -203,6 +224,8 @@ class Guest(sd.Guest):
         self.devdax = os.environ.get("RDAX_VM_DEVDAX", "")
         self.subjects = {}       # key -> facts (rung, store, stats)
         self.rdaxd_log = os.path.join(self.raw, "rdaxd.log")
+        self.rdaxd_numa = []     # rdaxd's "NUMA: ..." start-up lines
+        self.rdaxd_workers = {}  # worker -> {node, cpu} (SIGUSR1)
 
     # ---- the wire: perftest
     def perftest(self, tool, size, depth=None):
@@ -310,6 +333,9 @@ class Guest(sd.Guest):
                 m = re.search(r" share \[(\w+)\]: rdma registration (\w+) \((.*)\)$", line.rstrip())
                 if m:
                     out.setdefault(m.group(1), {}).update(rung=m.group(2), rung_why=m.group(3))
+                m = re.search(r"rdaxd\[\w+\]: (NUMA: .*)$", line.rstrip())
+                if m:
+                    self.rdaxd_numa.append(m.group(1))
         return out
 
     def rdaxd_stats(self):
@@ -322,6 +348,11 @@ class Guest(sd.Guest):
             new = f.readlines()[n0:]
         workers, shares = {}, {}
         for line in new:
+            m = re.search(r"stats worker (\d+): .* node (-?\d+) cpu (-?\d+)", line)
+            if m:
+                self.rdaxd_workers[int(m.group(1))] = {"worker": int(m.group(1)),
+                                                       "node": int(m.group(2)),
+                                                       "cpu": int(m.group(3))}
             if "stats worker" in line:
                 for k in ("rdma_reads", "rdma_writes", "rdma_bytes", "zero_copy_bytes",
                           "tcp_zero_copy_bytes", "uring_ops"):
@@ -536,6 +567,10 @@ class Guest(sd.Guest):
         w1, st = self.rdaxd_stats()
         self.subjects[key]["rdaxd_counters"] = {k: w1.get(k, 0) - w0.get(k, 0) for k in w1}
         self.subjects[key]["share_stats"] = st.get(share)
+        # where rdaxd ran: its NUMA decision and each worker's node and CPU
+        self.subjects[key]["placement"] = {"numa": list(self.rdaxd_numa),
+                                           "workers": sorted(self.rdaxd_workers.values(),
+                                                             key=lambda w: w["worker"])}
 
     def want(self, *keys):
         return not ONLY or any(k in ONLY for k in keys)
@@ -615,6 +650,7 @@ class Guest(sd.Guest):
 
         facts = {
             "guest_kernel": os.uname().release, "guest_cpus": os.cpu_count(),
+            "placement": placement_facts(self.dev),
             "rdma_dev": self.dev, "fio": run(["fio", "--version"]).stdout.strip(),
             "perftest": run(["dpkg-query", "-W", "-f=${Version}", "perftest"]).stdout.strip(),
             "fio_size": SIZE, "fio_runtime_s": RUNTIME, "fio_ramp_time_s": RAMP,
@@ -714,6 +750,23 @@ def report(out, dest, mdpath):
         md.append("Registration rung rdaxd used per share (its log):\n")
         md += ["* " + r for r in rungs]
         md.append("")
+    pl = gi.get("placement") or {}
+    wk = next((g["subjects"][k].get("placement") for k in subjects
+               if (g["subjects"].get(k) or {}).get("placement")), None)
+    if pl or wk:
+        where = ["guest NUMA nodes %s, %s on node %s" % (
+            pl.get("numa_nodes_online", "?"), gi.get("rdma_dev"),
+            "none reported" if pl.get("rdma_dev_numa_node") in (None, -1)
+            else pl.get("rdma_dev_numa_node"))]
+        where.append("clients (fio, perftest): CPUs %s, memory nodes %s, %s" % (
+            pl.get("client_cpus", "?"), pl.get("client_mems", "?"),
+            pl.get("client_binding", "?")))
+        if wk:
+            where.append("rdaxd: %s; workers %s" % (
+                " / ".join(wk.get("numa") or ["no NUMA placement logged (one node)"]),
+                ", ".join("%d on node %d cpu %d" % (w["worker"], w["node"], w["cpu"])
+                          for w in wk.get("workers", []))))
+        md.append("Where everything ran: " + "; ".join(where) + ".\n")
     base_key = "vs_" + BASE.replace("-", "_")
 
     def cell_err(j):

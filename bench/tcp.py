@@ -217,7 +217,24 @@ def host_facts(share_dir, top):
         "fio": cmd_out(["fio", "--version"]),
         "share_fs": " ".join(fs.split()), "share_dir": share_dir,
         "loadavg": open("/proc/loadavg").read().split()[:3],
+        "placement": placement(),
     }
+
+
+def placement():
+    """Where the bench ran: NUMA nodes, and the CPUs and memory nodes the
+    servers and fio inherit (none of them is bound by the bench)."""
+    def read(path):
+        try:
+            with open(path) as f:
+                return f.read().strip()
+        except OSError:
+            return None
+    status = read("/proc/self/status") or ""
+    allowed = dict(re.findall(r"^(Cpus_allowed_list|Mems_allowed_list):\s*(\S+)", status, re.M))
+    return {"numa_nodes_online": read("/sys/devices/system/node/online"),
+            "cpus": allowed.get("Cpus_allowed_list"), "mems": allowed.get("Mems_allowed_list"),
+            "binding": "none: rdaxd, smbd and fio inherit these"}
 
 
 def background_cpu(secs=1.0):
