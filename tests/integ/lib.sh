@@ -144,6 +144,26 @@ start_relay() {
 	done
 }
 
+# rdaxd_idle LOG: rdaxd (RDAXD_PID, logging to LOG) reports on SIGUSR1 no
+# connection, session or open left in any worker; retried for about 9 s
+# while the last clients go away. The last report is in $T/stats.
+rdaxd_idle() {
+	_i=0
+	while [ $_i -lt 30 ]; do
+		_n0=$(wc -l <"$1")
+		kill -USR1 "$RDAXD_PID"
+		sleep 0.3
+		tail -n +$((_n0 + 1)) "$1" | grep 'stats worker' >"$T/stats" || true
+		if [ -s "$T/stats" ] &&
+			! grep -Evq 'connections 0 \(rdma 0\) sessions 0 opens 0' "$T/stats"; then
+			return 0
+		fi
+		_i=$((_i + 1))
+	done
+	cat "$T/stats"
+	return 1
+}
+
 # _rt1 DESC RC CMD ARGS...: `rdax AUTH --stats CMD ARGS` (AUTH: the
 # caller's "$@") exits RC and reports exactly one round trip; output in
 # $T/rt.out

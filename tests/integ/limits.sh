@@ -31,23 +31,6 @@ U="smb://127.0.0.1:$PORT"
 log=$T/srv.log
 # logged NAME PATTERN: the server's log has a line for it
 logged() { check "$1 is logged" grep -Eq "$2" "$log"; }
-# stats_zero: SIGUSR1 counters show no connection, session or open left
-stats_zero() {
-	i=0
-	while [ $i -lt 30 ]; do
-		n0=$(wc -l <"$log")
-		kill -USR1 "$RDAXD_PID"
-		sleep 0.3
-		tail -n +$((n0 + 1)) "$log" | grep 'stats worker' >"$T/stats" || true
-		if [ -s "$T/stats" ] &&
-			! grep -Evq 'connections 0 \(rdma 0\) sessions 0 opens 0' "$T/stats"; then
-			return 0
-		fi
-		i=$((i + 1))
-	done
-	cat "$T/stats"
-	return 1
-}
 
 check "max connections = 8: the 9th is refused, the others keep working" \
 	"$A" 127.0.0.1 "$PORT" pub maxconn 8
@@ -111,7 +94,7 @@ sed 's/^/    /' "$T/check.out"
 logged "the oversized pre-auth message" 'dropping connection: Message too long'
 
 check "rdaxd still serves" $RDAX --guest ls "$U/pub"
-check "no connection, session or open is left (SIGUSR1)" stats_zero
+check "no connection, session or open is left (SIGUSR1)" rdaxd_idle "$log"
 check "SIGTERM stops rdaxd cleanly" stop_rdaxd
 
 # no share lets guests in: a null session stays at the pre-auth size limit

@@ -131,19 +131,7 @@ sec ids "another session's SessionId, TreeId or FileId is refused (wire)"
 check "no file was created with a foreign id" \
 	sh -c "! ls '$T/share' '$T/pub' | grep -q '^ids-'"
 
-check "no connection, session or open is left (SIGUSR1)" sh -c '
-	i=0
-	while [ $i -lt 30 ]; do
-		n0=$(wc -l <"$1")
-		kill -USR1 "$2"
-		sleep 0.3
-		if tail -n +$((n0 + 1)) "$1" | grep "stats worker" >"$3" && [ -s "$3" ] &&
-			! grep -Evq "connections 0 \(rdma 0\) sessions 0 opens 0" "$3"; then
-			exit 0
-		fi
-		i=$((i + 1))
-	done
-	cat "$3"; exit 1' - "$log" "$RDAXD_PID" "$T/stats"
+check "no connection, session or open is left (SIGUSR1)" rdaxd_idle "$log"
 check "SIGTERM stops rdaxd cleanly" stop_rdaxd
 
 # signing required by the server
