@@ -203,6 +203,31 @@ uint32_t cli_io_chunk(struct rdax_conn *c, bool write, size_t want);
 /* UTF-8 path "a/b" to UTF-16LE "a\b"; returns bytes or -errno */
 int cli_path16(const char *path, uint8_t *out, size_t cap);
 
+/*
+ * Building blocks of compounds (fs.c). A PDU given cli_related_fid (by
+ * address) is related to the one before it and acts on its FileId.
+ */
+struct cli_create_args {
+	const char *path;
+	uint32_t access;
+	uint32_t disposition;
+	uint32_t options;
+	uint32_t attributes;
+};
+
+extern const struct smb2_fid cli_related_fid;
+
+int cli_add_create(struct rdax_tree *t, struct cli_chain *ch,
+		   const struct cli_create_args *a);
+int cli_add_close(struct rdax_tree *t, struct cli_chain *ch,
+		  const struct smb2_fid *fid, uint16_t flags);
+int cli_add_set_info(struct rdax_tree *t, struct cli_chain *ch,
+		     const struct smb2_fid *fid, uint8_t cls,
+		     const void *data, uint32_t len);
+int cli_add_query_info(struct rdax_tree *t, struct cli_chain *ch,
+		       const struct smb2_fid *fid, uint8_t type, uint8_t cls,
+		       uint32_t out_len);
+
 /* rdax_pread/rdax_pwrite and rdax_ftruncate inside other calls */
 ssize_t cli_rw(struct rdax_file *f, bool write, void *buf, size_t len, uint64_t off);
 int cli_ftruncate(struct rdax_file *f, uint64_t size);

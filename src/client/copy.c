@@ -36,7 +36,6 @@ struct copy_ctx {
 	void *arg;
 };
 
-static const struct smb2_fid related_fid = { SMB2_FID_COMPOUND, SMB2_FID_COMPOUND };
 
 static void ctx_init(struct copy_ctx *x, struct rdax_file *src, struct rdax_file *dst,
 		     unsigned int flags)
@@ -93,65 +92,26 @@ static int add_ioctl(struct rdax_tree *t, struct cli_chain *ch,
 	return 0;
 }
 
+/* CREATE of a regular file for the copy */
 static int add_create(struct rdax_tree *t, struct cli_chain *ch, const char *path,
 		      uint32_t access, uint32_t disposition)
 {
-	struct smb2_create_req r = { 0 };
-	uint8_t name[PATH16_MAX];
-	struct wcur w;
-	int n, ret;
+	const struct cli_create_args a = {
+		.path = path,
+		.access = access,
+		.disposition = disposition,
+		.options = FILE_NON_DIRECTORY_FILE,
+		.attributes = FILE_ATTRIBUTE_ARCHIVE,
+	};
 
-	n = cli_path16(path, name, sizeof(name));
-	if (n < 0)
-		return cli_err(t->c, n == -E2BIG ? -ENAMETOOLONG : n, "invalid path %s", path);
-	r.impersonation = 2;
-	r.desired_access = access;
-	r.file_attributes = FILE_ATTRIBUTE_ARCHIVE;
-	r.share_access = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
-	r.disposition = disposition;
-	r.options = FILE_NON_DIRECTORY_FILE;
-	r.name.p = name;
-	r.name.len = (uint32_t)n;
-	ret = cli_chain_add(t->c, ch, SMB2_CREATE, t->id, false, 0, 64 + (size_t)n, &w);
-	if (ret)
-		return ret;
-	smb2_create_req_encode(&w, &r);
-	cli_chain_end(t->c, ch, &w);
-	return 0;
+	return cli_add_create(t, ch, &a);
 }
 
+/* QUERY_INFO FileInternalInformation (IndexNumber) of the CREATE before */
 static int add_query_id(struct rdax_tree *t, struct cli_chain *ch)
 {
-	struct smb2_query_info_req r = {
-		.info_type = SMB2_0_INFO_FILE,
-		.info_class = FileInternalInformation,
-		.output_len = 8,
-		.fid = related_fid,
-	};
-	struct wcur w;
-	int ret;
-
-	ret = cli_chain_add(t->c, ch, SMB2_QUERY_INFO, t->id, true, 0, 48, &w);
-	if (ret)
-		return ret;
-	smb2_query_info_req_encode(&w, &r);
-	cli_chain_end(t->c, ch, &w);
-	return 0;
-}
-
-static int add_close(struct rdax_tree *t, struct cli_chain *ch,
-		     const struct smb2_fid *fid)
-{
-	struct smb2_close_req r = { .fid = *fid };
-	struct wcur w;
-	int ret;
-
-	ret = cli_chain_add(t->c, ch, SMB2_CLOSE, t->id, false, 0, 24, &w);
-	if (ret)
-		return ret;
-	smb2_close_req_encode(&w, &r);
-	cli_chain_end(t->c, ch, &w);
-	return 0;
+	return cli_add_query_info(t, ch, &cli_related_fid, SMB2_0_INFO_FILE,
+				  FileInternalInformation, 8);
 }
 
 /* The output buffer of an IOCTL response, error responses included. */
@@ -470,11 +430,11 @@ static int close_pair(struct rdax_tree *t, struct rdax_file *src,
 		}
 	}
 	if (!ret && src) {
-		ret = add_close(t, &ch, &src->fid);
+		ret = cli_add_close(t, &ch, &src->fid, 0);
 		of[ch.n - 1] = src;
 	}
 	if (!ret && dst) {
-		ret = add_close(t, &ch, &dst->fid);
+		ret = cli_add_close(t, &ch, &dst->fid, 0);
 		of[ch.n - 1] = dst;
 	}
 	if (!ret && ch.n)

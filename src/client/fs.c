@@ -115,16 +115,8 @@ static int chain_run(struct rdax_conn *c, struct cli_chain *ch, int ret)
 
 /* ---- building blocks of compounds ---- */
 
-struct create_args {
-	const char *path;
-	uint32_t access;
-	uint32_t disposition;
-	uint32_t options;
-	uint32_t attributes;
-};
-
-static int add_create(struct rdax_tree *t, struct cli_chain *ch,
-		      const struct create_args *a)
+int cli_add_create(struct rdax_tree *t, struct cli_chain *ch,
+		   const struct cli_create_args *a)
 {
 	struct rdax_conn *c = t->c;
 	struct smb2_create_req r = { 0 };
@@ -151,16 +143,16 @@ static int add_create(struct rdax_tree *t, struct cli_chain *ch,
 	return 0;
 }
 
-static const struct smb2_fid related_fid = { SMB2_FID_COMPOUND, SMB2_FID_COMPOUND };
+const struct smb2_fid cli_related_fid = { SMB2_FID_COMPOUND, SMB2_FID_COMPOUND };
 
-static int add_close(struct rdax_tree *t, struct cli_chain *ch,
-		     const struct smb2_fid *fid, uint16_t flags)
+int cli_add_close(struct rdax_tree *t, struct cli_chain *ch,
+		  const struct smb2_fid *fid, uint16_t flags)
 {
 	struct smb2_close_req r = { .flags = flags, .fid = *fid };
 	struct wcur w;
 	int ret;
 
-	ret = cli_chain_add(t->c, ch, SMB2_CLOSE, t->id, fid == &related_fid, 0, 24, &w);
+	ret = cli_chain_add(t->c, ch, SMB2_CLOSE, t->id, fid == &cli_related_fid, 0, 24, &w);
 	if (ret)
 		return ret;
 	smb2_close_req_encode(&w, &r);
@@ -168,9 +160,9 @@ static int add_close(struct rdax_tree *t, struct cli_chain *ch,
 	return 0;
 }
 
-static int add_set_info(struct rdax_tree *t, struct cli_chain *ch,
-			const struct smb2_fid *fid, uint8_t cls,
-			const void *data, uint32_t len)
+int cli_add_set_info(struct rdax_tree *t, struct cli_chain *ch,
+		     const struct smb2_fid *fid, uint8_t cls,
+		     const void *data, uint32_t len)
 {
 	struct smb2_set_info_req r = {
 		.info_type = SMB2_0_INFO_FILE,
@@ -181,7 +173,7 @@ static int add_set_info(struct rdax_tree *t, struct cli_chain *ch,
 	struct wcur w;
 	int ret;
 
-	ret = cli_chain_add(t->c, ch, SMB2_SET_INFO, t->id, fid == &related_fid,
+	ret = cli_chain_add(t->c, ch, SMB2_SET_INFO, t->id, fid == &cli_related_fid,
 			    smb2_credit_charge_for(len), 40 + len, &w);
 	if (ret)
 		return ret;
@@ -190,9 +182,9 @@ static int add_set_info(struct rdax_tree *t, struct cli_chain *ch,
 	return 0;
 }
 
-static int add_query_info(struct rdax_tree *t, struct cli_chain *ch,
-			  const struct smb2_fid *fid, uint8_t type, uint8_t cls,
-			  uint32_t out_len)
+int cli_add_query_info(struct rdax_tree *t, struct cli_chain *ch,
+		       const struct smb2_fid *fid, uint8_t type, uint8_t cls,
+		       uint32_t out_len)
 {
 	struct smb2_query_info_req r = {
 		.info_type = type,
@@ -203,7 +195,7 @@ static int add_query_info(struct rdax_tree *t, struct cli_chain *ch,
 	struct wcur w;
 	int ret;
 
-	ret = cli_chain_add(t->c, ch, SMB2_QUERY_INFO, t->id, fid == &related_fid,
+	ret = cli_chain_add(t->c, ch, SMB2_QUERY_INFO, t->id, fid == &cli_related_fid,
 			    smb2_credit_charge_for(out_len), 48, &w);
 	if (ret)
 		return ret;
@@ -266,18 +258,18 @@ static int decode_all_info(struct rdax_conn *c, const struct cli_rsp *rsp,
 
 int rdax_stat(struct rdax_tree *t, const char *path, struct rdax_stat *st)
 {
-	struct create_args a = { path, FILE_READ_ATTRIBUTES, FILE_OPEN, 0, 0 };
+	struct cli_create_args a = { path, FILE_READ_ATTRIBUTES, FILE_OPEN, 0, 0 };
 	struct cli_chain ch;
 	int ret;
 
 	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
-	ret = add_create(t, &ch, &a);
+	ret = cli_add_create(t, &ch, &a);
 	if (!ret)
-		ret = add_query_info(t, &ch, &related_fid, SMB2_0_INFO_FILE,
+		ret = cli_add_query_info(t, &ch, &cli_related_fid, SMB2_0_INFO_FILE,
 				     FileAllInformation, 4096);
 	if (!ret)
-		ret = add_close(t, &ch, &related_fid, 0);
+		ret = cli_add_close(t, &ch, &cli_related_fid, 0);
 	ret = chain_run(t->c, &ch, ret);
 	if (!ret)
 		ret = chain_result(t, &ch, "stat", path);
@@ -288,39 +280,39 @@ int rdax_stat(struct rdax_tree *t, const char *path, struct rdax_stat *st)
 
 int rdax_unlink(struct rdax_tree *t, const char *path)
 {
-	struct create_args a = { path, DELETE_ACCESS | FILE_READ_ATTRIBUTES, FILE_OPEN,
+	struct cli_create_args a = { path, DELETE_ACCESS | FILE_READ_ATTRIBUTES, FILE_OPEN,
 				 FILE_NON_DIRECTORY_FILE | FILE_DELETE_ON_CLOSE, 0 };
 	struct cli_chain ch;
 	int ret;
 
 	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
-	ret = add_create(t, &ch, &a);
+	ret = cli_add_create(t, &ch, &a);
 	if (!ret)
-		ret = add_close(t, &ch, &related_fid, 0);
+		ret = cli_add_close(t, &ch, &cli_related_fid, 0);
 	ret = chain_run(t->c, &ch, ret);
 	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "unlink", path), "unlink", path);
 }
 
 int rdax_mkdir(struct rdax_tree *t, const char *path)
 {
-	struct create_args a = { path, FILE_READ_ATTRIBUTES, FILE_CREATE,
+	struct cli_create_args a = { path, FILE_READ_ATTRIBUTES, FILE_CREATE,
 				 FILE_DIRECTORY_FILE, FILE_ATTRIBUTE_DIRECTORY };
 	struct cli_chain ch;
 	int ret;
 
 	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
-	ret = add_create(t, &ch, &a);
+	ret = cli_add_create(t, &ch, &a);
 	if (!ret)
-		ret = add_close(t, &ch, &related_fid, 0);
+		ret = cli_add_close(t, &ch, &cli_related_fid, 0);
 	ret = chain_run(t->c, &ch, ret);
 	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "mkdir", path), "mkdir", path);
 }
 
 int rdax_rmdir(struct rdax_tree *t, const char *path)
 {
-	struct create_args a = { path, DELETE_ACCESS | FILE_READ_ATTRIBUTES, FILE_OPEN,
+	struct cli_create_args a = { path, DELETE_ACCESS | FILE_READ_ATTRIBUTES, FILE_OPEN,
 				 FILE_DIRECTORY_FILE, 0 };
 	uint8_t del = 1;
 	struct cli_chain ch;
@@ -328,11 +320,11 @@ int rdax_rmdir(struct rdax_tree *t, const char *path)
 
 	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
-	ret = add_create(t, &ch, &a);
+	ret = cli_add_create(t, &ch, &a);
 	if (!ret)
-		ret = add_set_info(t, &ch, &related_fid, FileDispositionInformation, &del, 1);
+		ret = cli_add_set_info(t, &ch, &cli_related_fid, FileDispositionInformation, &del, 1);
 	if (!ret)
-		ret = add_close(t, &ch, &related_fid, 0);
+		ret = cli_add_close(t, &ch, &cli_related_fid, 0);
 	ret = chain_run(t->c, &ch, ret);
 	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "rmdir", path), "rmdir", path);
 }
@@ -340,7 +332,7 @@ int rdax_rmdir(struct rdax_tree *t, const char *path)
 int rdax_rename(struct rdax_tree *t, const char *from, const char *to,
 		unsigned int flags)
 {
-	struct create_args a = { from, DELETE_ACCESS | FILE_READ_ATTRIBUTES, FILE_OPEN, 0, 0 };
+	struct cli_create_args a = { from, DELETE_ACCESS | FILE_READ_ATTRIBUTES, FILE_OPEN, 0, 0 };
 	uint8_t name[PATH16_MAX], info[PATH16_MAX + 24];
 	struct cli_chain ch;
 	struct wcur w;
@@ -356,19 +348,19 @@ int rdax_rename(struct rdax_tree *t, const char *from, const char *to,
 	wcur_init(&w, info, sizeof(info));
 	fscc_rename_info_put(&w, !(flags & RDAX_RENAME_NOREPLACE), name, (uint32_t)n);
 	cli_chain_init(t->c, &ch);
-	ret = add_create(t, &ch, &a);
+	ret = cli_add_create(t, &ch, &a);
 	if (!ret)
-		ret = add_set_info(t, &ch, &related_fid, FileRenameInformation, info,
+		ret = cli_add_set_info(t, &ch, &cli_related_fid, FileRenameInformation, info,
 				   (uint32_t)w.off);
 	if (!ret)
-		ret = add_close(t, &ch, &related_fid, 0);
+		ret = cli_add_close(t, &ch, &cli_related_fid, 0);
 	ret = chain_run(t->c, &ch, ret);
 	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "rename", from), "rename", from);
 }
 
 int rdax_truncate(struct rdax_tree *t, const char *path, uint64_t size)
 {
-	struct create_args a = { path, FILE_WRITE_DATA | FILE_READ_ATTRIBUTES, FILE_OPEN,
+	struct cli_create_args a = { path, FILE_WRITE_DATA | FILE_READ_ATTRIBUTES, FILE_OPEN,
 				 FILE_NON_DIRECTORY_FILE, 0 };
 	uint8_t eof[8];
 	struct cli_chain ch;
@@ -377,18 +369,18 @@ int rdax_truncate(struct rdax_tree *t, const char *path, uint64_t size)
 	put_le64(eof, size);
 	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
-	ret = add_create(t, &ch, &a);
+	ret = cli_add_create(t, &ch, &a);
 	if (!ret)
-		ret = add_set_info(t, &ch, &related_fid, FileEndOfFileInformation, eof, 8);
+		ret = cli_add_set_info(t, &ch, &cli_related_fid, FileEndOfFileInformation, eof, 8);
 	if (!ret)
-		ret = add_close(t, &ch, &related_fid, 0);
+		ret = cli_add_close(t, &ch, &cli_related_fid, 0);
 	ret = chain_run(t->c, &ch, ret);
 	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "truncate", path), "truncate", path);
 }
 
 int rdax_touch(struct rdax_tree *t, const char *path)
 {
-	struct create_args a = { path, FILE_WRITE_ATTRIBUTES | FILE_READ_ATTRIBUTES,
+	struct cli_create_args a = { path, FILE_WRITE_ATTRIBUTES | FILE_READ_ATTRIBUTES,
 				 FILE_OPEN_IF, FILE_NON_DIRECTORY_FILE, FILE_ATTRIBUTE_ARCHIVE };
 	struct smb2_file_times ft = { 0 };
 	struct timespec now;
@@ -404,11 +396,11 @@ int rdax_touch(struct rdax_tree *t, const char *path)
 	fscc_basic_info_put(&w, &ft, 0);
 	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
-	ret = add_create(t, &ch, &a);
+	ret = cli_add_create(t, &ch, &a);
 	if (!ret)
-		ret = add_set_info(t, &ch, &related_fid, FileBasicInformation, info, 40);
+		ret = cli_add_set_info(t, &ch, &cli_related_fid, FileBasicInformation, info, 40);
 	if (!ret)
-		ret = add_close(t, &ch, &related_fid, 0);
+		ret = cli_add_close(t, &ch, &cli_related_fid, 0);
 	ret = chain_run(t->c, &ch, ret);
 	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "touch", path), "touch", path);
 }
@@ -420,7 +412,7 @@ static int file_close(struct rdax_file *f);
 int rdax_open(struct rdax_tree *t, const char *path, int flags,
 	      struct rdax_file **out)
 {
-	struct create_args a = { path, FILE_READ_ATTRIBUTES, FILE_OPEN, 0, 0 };
+	struct cli_create_args a = { path, FILE_READ_ATTRIBUTES, FILE_OPEN, 0, 0 };
 	struct smb2_create_rsp rsp;
 	struct rdax_file *f;
 	struct cli_chain ch;
@@ -450,7 +442,7 @@ int rdax_open(struct rdax_tree *t, const char *path, int flags,
 		a.options |= FILE_WRITE_THROUGH;
 	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
-	ret = add_create(t, &ch, &a);
+	ret = cli_add_create(t, &ch, &a);
 	ret = chain_run(t->c, &ch, ret);
 	if (ret)
 		return cli_done(t->c, ret, "open", path);
@@ -481,7 +473,7 @@ static int file_close(struct rdax_file *f)
 	int ret;
 
 	cli_chain_init(f->t->c, &ch);
-	ret = add_close(f->t, &ch, &f->fid, 0);
+	ret = cli_add_close(f->t, &ch, &f->fid, 0);
 	ret = chain_run(f->t->c, &ch, ret);
 	if (!ret && ch.rsp[0].status)
 		ret = cli_status(f->t->c, ch.rsp[0].status, "close", f->path);
@@ -530,7 +522,7 @@ int rdax_fstat(struct rdax_file *f, struct rdax_stat *st)
 
 	cli_begin(f->t->c);
 	cli_chain_init(f->t->c, &ch);
-	ret = add_query_info(f->t, &ch, &f->fid, SMB2_0_INFO_FILE,
+	ret = cli_add_query_info(f->t, &ch, &f->fid, SMB2_0_INFO_FILE,
 			     FileAllInformation, 4096);
 	ret = chain_run(f->t->c, &ch, ret);
 	if (!ret && ch.rsp[0].status)
@@ -554,7 +546,7 @@ int cli_ftruncate(struct rdax_file *f, uint64_t size)
 
 	put_le64(eof, size);
 	cli_chain_init(f->t->c, &ch);
-	ret = add_set_info(f->t, &ch, &f->fid, FileEndOfFileInformation, eof, 8);
+	ret = cli_add_set_info(f->t, &ch, &f->fid, FileEndOfFileInformation, eof, 8);
 	ret = chain_run(f->t->c, &ch, ret);
 	if (!ret && ch.rsp[0].status)
 		ret = cli_status(f->t->c, ch.rsp[0].status, "truncate", f->path);
@@ -579,7 +571,7 @@ struct rdax_dir {
 static int dir_fill(struct rdax_dir *d, bool create)
 {
 	struct rdax_conn *c = d->t->c;
-	struct create_args a = { d->path, FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES,
+	struct cli_create_args a = { d->path, FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES,
 				 FILE_OPEN, FILE_DIRECTORY_FILE, 0 };
 	struct smb2_query_dir_req r = { 0 };
 	static const uint8_t star[2] = { '*', 0 };
@@ -591,13 +583,13 @@ static int dir_fill(struct rdax_dir *d, bool create)
 
 	r.info_class = FileIdBothDirectoryInformation;
 	r.output_len = DIR_BUF;
-	r.fid = create ? related_fid : d->fid;
+	r.fid = create ? cli_related_fid : d->fid;
 	/* every query carries the pattern: Samba rejects an empty one */
 	r.pattern.p = star;
 	r.pattern.len = 2;
 	cli_chain_init(c, &ch);
 	if (create) {
-		ret = add_create(d->t, &ch, &a);
+		ret = cli_add_create(d->t, &ch, &a);
 		if (ret) {
 			cli_chain_abort(c, &ch);
 			return ret;
