@@ -27,6 +27,11 @@
 #include "util/log.h"
 
 #define SMBD_DEFAULT_CREDITS 255
+/*
+ * Both roles: transport retries as usual; no RNR retries, since credits
+ * guarantee a posted receive and an RNR NAK means a broken peer.
+ */
+#define SMBD_CONN_PARAM { .retry_count = 6, .rnr_retry_count = 0 }
 #define SMBD_DEFAULT_SEND_SLOTS 64
 #define SMBD_DEFAULT_SIZE 8192
 #define SMBD_DEFAULT_RW (8u << 20)
@@ -1024,7 +1029,7 @@ static int set_nonblock(int fd)
 	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) ? -errno : 0;
 }
 
-static int setup_qp(struct smbd_conn *c)
+static int setup_qp(struct smbd_conn *c, struct ibv_device_attr *attr)
 {
 	struct ibv_device_attr_ex dattr;
 	struct ibv_qp_init_attr qa = { 0 };
@@ -1032,6 +1037,7 @@ static int setup_qp(struct smbd_conn *c)
 
 	if (ibv_query_device_ex(c->id->verbs, NULL, &dattr))
 		return -errno;
+	*attr = dattr.orig_attr;
 	c->max_sge = dattr.orig_attr.max_sge < SMBD_MAX_SGE ?
 		     dattr.orig_attr.max_sge : SMBD_MAX_SGE;
 	if (dattr.orig_attr.max_sge_rd && dattr.orig_attr.max_sge_rd < c->max_sge)
@@ -1072,6 +1078,23 @@ static int setup_qp(struct smbd_conn *c)
 	if (ret)
 		return ret;
 	return repost_receives(c);
+}
+
+/*
+ * The connection's verbs resources on its device: the given protection
+ * domain (a worker's, shared with its bounce pool) or one of its own, the
+ * QP, and the device's limits for IRD/ORD.
+ */
+static int setup_verbs(struct smbd_conn *c, struct ibv_pd *pd, struct ibv_device_attr *attr)
+{
+	c->pd = pd;
+	if (!c->pd) {
+		c->pd = ibv_alloc_pd(c->id->verbs);
+		c->own_pd = true;
+	}
+	if (!c->pd)
+		return -ENOMEM;
+	return setup_qp(c, attr);
 }
 
 static struct smbd_conn *conn_new(const struct smbd_params *prm, bool server)
@@ -1258,7 +1281,7 @@ const char *smbd_pending_peer(const struct smbd_pending *p)
 int smbd_accept(struct smbd_pending *p, int epfd, const struct smbd_params *prm,
 		smbd_pd_fn pd_for, void *pd_arg, struct xprt **out)
 {
-	struct rdma_conn_param cp = { 0 };
+	struct rdma_conn_param cp = SMBD_CONN_PARAM;
 	struct ibv_device_attr attr;
 	struct epoll_event ev;
 	struct smbd_conn *c;
@@ -1275,22 +1298,9 @@ int smbd_accept(struct smbd_pending *p, int epfd, const struct smbd_params *prm,
 	ret = set_nonblock(c->cm_ch->fd);
 	if (ret)
 		goto out_reject;
-	c->pd = pd_for ? pd_for(pd_arg, c->id->verbs) : NULL;
-	if (!c->pd) {
-		c->pd = ibv_alloc_pd(c->id->verbs);
-		c->own_pd = true;
-	}
-	if (!c->pd) {
-		ret = -ENOMEM;
-		goto out_reject;
-	}
-	ret = setup_qp(c);
+	ret = setup_verbs(c, pd_for ? pd_for(pd_arg, c->id->verbs) : NULL, &attr);
 	if (ret)
 		goto out_reject;
-	if (ibv_query_device(c->id->verbs, &attr)) {
-		ret = -errno;
-		goto out_reject;
-	}
 	/* IRD/ORD: we issue RDMA reads, so ORD is bounded by the peer's IRD */
 	c->ord = (uint8_t)(p->param.responder_resources < attr.max_qp_init_rd_atom ?
 			   p->param.responder_resources : attr.max_qp_init_rd_atom);
@@ -1300,8 +1310,6 @@ int smbd_accept(struct smbd_pending *p, int epfd, const struct smbd_params *prm,
 			   p->param.initiator_depth : attr.max_qp_rd_atom);
 	cp.initiator_depth = c->ord;
 	cp.responder_resources = c->ird;
-	cp.retry_count = 6;
-	cp.rnr_retry_count = 0;
 	if (rdma_accept(c->id, &cp)) {
 		ret = -errno;
 		goto out_reject;
@@ -1396,7 +1404,7 @@ int smbd_connect(const char *host, unsigned int port,
 		 struct xprt **out)
 {
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
-	struct rdma_conn_param cp = { 0 };
+	struct rdma_conn_param cp = SMBD_CONN_PARAM;
 	struct smbd_neg_req nr = { 0 };
 	struct rdma_addrinfo *res;
 	struct ibv_device_attr attr;
@@ -1435,24 +1443,12 @@ int smbd_connect(const char *host, unsigned int port,
 	      wait_cm(c, RDMA_CM_EVENT_ROUTE_RESOLVED, timeout_ms);
 	if (ret)
 		goto out_destroy;
-	c->pd = ibv_alloc_pd(c->id->verbs);
-	c->own_pd = true;
-	if (!c->pd) {
-		ret = -ENOMEM;
-		goto out_destroy;
-	}
-	ret = setup_qp(c);
+	ret = setup_verbs(c, NULL, &attr);
 	if (ret)
 		goto out_destroy;
-	if (ibv_query_device(c->id->verbs, &attr)) {
-		ret = -errno;
-		goto out_destroy;
-	}
 	/* the server reads and writes our memory: offer IRD, need little ORD */
 	cp.responder_resources = (uint8_t)(attr.max_qp_rd_atom < 32 ? attr.max_qp_rd_atom : 32);
 	cp.initiator_depth = 1;
-	cp.retry_count = 6;
-	cp.rnr_retry_count = 0;
 	if (rdma_connect(c->id, &cp)) {
 		ret = -errno;
 		goto out_destroy;
