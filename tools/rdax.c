@@ -227,6 +227,17 @@ static int session_open(struct session *s, const struct opts *o, const char *url
 	return 0;
 }
 
+static const char *dialect_name(uint16_t d)
+{
+	switch (d) {
+	case RDAX_SMB_2_1: return "2.1";
+	case RDAX_SMB_3_0: return "3.0";
+	case RDAX_SMB_3_0_2: return "3.0.2";
+	case RDAX_SMB_3_1_1: return "3.1.1";
+	default: return "?";
+	}
+}
+
 static void session_close(struct session *s, const struct opts *o,
 			  uint64_t bytes)
 {
@@ -234,6 +245,13 @@ static void session_close(struct session *s, const struct opts *o,
 	double t = elapsed(&s->t0);
 
 	if (o->stats && s->conn) {
+		struct rdax_conn_info ci;
+
+		/* what protected the session, as negotiated */
+		rdax_conn_info(s->conn, &ci);
+		fprintf(stderr, "session: SMB %s over %s, signing %s, encryption %s%s\n",
+			dialect_name(ci.dialect), ci.transport, ci.signing ? "on" : "off",
+			ci.encryption ? "on" : "off", ci.guest ? ", guest" : "");
 		rdax_conn_stats(s->conn, &st);
 		if (bytes)
 			fprintf(stderr, "%llu bytes in %.3f s (%.1f MiB/s), ",
@@ -813,17 +831,6 @@ static void json_str(const char *s)
 			putchar(ch);
 	}
 	putchar('"');
-}
-
-static const char *dialect_name(uint16_t d)
-{
-	switch (d) {
-	case RDAX_SMB_2_1: return "2.1";
-	case RDAX_SMB_3_0: return "3.0";
-	case RDAX_SMB_3_0_2: return "3.0.2";
-	case RDAX_SMB_3_1_1: return "3.1.1";
-	default: return "?";
-	}
 }
 
 static void meta_print_json(const struct opts *o, const char *url, struct session *s,

@@ -18,6 +18,28 @@ sed 's/^/    /' "$T/check.out" | grep -v '^    ok:' | head -5
 check "rdaxd is still running" kill -0 "$RDAXD_PID"
 check "SIGTERM stops rdaxd cleanly" stop_rdaxd
 
+# the same cases against Samba smbd
+need smbd smbpasswd
+if [ "$(id -u)" = 0 ]; then
+	. "$top/tools/lib/smbd.sh"
+	if scratch_smbd "$T/smbd" data; then
+		pids="$pids $SMBD_PID"
+		SA="--user root --password-file $T/smbd/root.pw"
+		for qd in 1 8 32; do
+			check "rdax_ioq at depth $qd against smbd" \
+				"$B/tests/async_io" $SA "smb://127.0.0.1:$SMBD_PORT/data/async$qd.bin" $qd
+			sed 's/^/    /' "$T/check.out" | grep -v '^    ok:' | head -5
+		done
+		check "rdax_ioq at depth 8 on a signed session against smbd" \
+			"$B/tests/async_io" --sign $SA "smb://127.0.0.1:$SMBD_PORT/data/signed.bin" 8
+		sed 's/^/    /' "$T/check.out" | grep -v '^    ok:' | head -5
+	else
+		not_ok "smbd did not start"
+	fi
+else
+	skip_case smbd "smbd must run as root to switch to the session user"
+fi
+
 # a link that stalls or trickles (tests/integ/relay.c), then a server
 # that dies: bounded waits, every request reported exactly once
 mkdir -p "$T/share2"

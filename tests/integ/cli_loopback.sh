@@ -43,7 +43,7 @@ check_output "ls lists the directory" "moved.bin" $RDAX $A ls "$U/data/dir1"
 check_output "stat shows the size" "Size: 67108864" $RDAX $A stat "$U/data/dir1/moved.bin"
 check_output "cat prints a file" "^hello$" $RDAX $A cat "$U/ro/readme.txt"
 check_fails "rmdir of a non-empty dir fails" $RDAX $A rmdir "$U/data/dir1"
-check_output "... and says why" "DIRECTORY_NOT_EMPTY" $RDAX $A rmdir "$U/data/dir1"
+check_fails_output "... and says why" "DIRECTORY_NOT_EMPTY" $RDAX $A rmdir "$U/data/dir1"
 check "rm" $RDAX $A rm "$U/data/dir1/moved.bin"
 check "rm" $RDAX $A rm "$U/data/dir1/empty"
 check "rmdir" $RDAX $A rmdir "$U/data/dir1"
@@ -51,39 +51,39 @@ check "rmdir removed it" test ! -e "$T/share/dir1"
 
 # touch, stat, mv, rm, mkdir, rmdir: one round trip each; rdax bench meta
 check_meta_round_trips rdaxd "$U/data" "$T/share" $A
-check_output "bench meta: --count 0 is a usage error" "--count wants a number" \
+check_fails_output "bench meta: --count 0 is a usage error" "--count wants a number" \
 	$RDAX $A bench meta --count 0 "$U/data"
-check_output "bench meta in a missing directory fails with the status" \
+check_fails_output "bench meta in a missing directory fails with the status" \
 	"STATUS_OBJECT_PATH_NOT_FOUND" $RDAX $A bench meta --count 2 "$U/data/nodir"
 
 # errors name the server, the path and the NTSTATUS in words
-check_output "missing file: server, path and status" \
+check_fails_output "missing file: server, path and status" \
 	"smb://127.0.0.1:$PORT.*missing.txt.*STATUS_OBJECT_NAME_NOT_FOUND \(object name not found\)" \
 	$RDAX $A get "$U/data/missing.txt" "$T/x"
-check_output "missing share is named" "STATUS_BAD_NETWORK_NAME" \
+check_fails_output "missing share is named" "STATUS_BAD_NETWORK_NAME" \
 	$RDAX $A ls "$U/nosuchshare"
-check_output "missing local file is named" "nofile.bin: No such file" \
+check_fails_output "missing local file is named" "nofile.bin: No such file" \
 	$RDAX $A put "$T/nofile.bin" "$U/data/x"
 
 # authentication
 printf 'wrong\n' >"$T/bad.pw"
 chmod 600 "$T/bad.pw"
-check_output "wrong password refused" "STATUS_LOGON_FAILURE" \
+check_fails_output "wrong password refused" "STATUS_LOGON_FAILURE" \
 	$RDAX --user alice --password-file "$T/bad.pw" ls "$U/data"
-check_output "unknown user refused" "STATUS_LOGON_FAILURE" \
+check_fails_output "unknown user refused" "STATUS_LOGON_FAILURE" \
 	$RDAX --user mallory --password-file "$T/bad.pw" ls "$U/data"
 chmod 644 "$T/bad.pw"
-check_output "world-readable password file refused" "chmod 600" \
+check_fails_output "world-readable password file refused" "chmod 600" \
 	$RDAX --user alice --password-file "$T/bad.pw" ls "$U/data"
-check_output "password is never an argument" "never taken on the command line" \
+check_fails_output "password is never an argument" "never taken on the command line" \
 	$RDAX --password secret ls "$U/data"
 check "RDAX_PASSWORD works" env RDAX_PASSWORD='s3cret pass' $RDAX --user alice ls "$U/data"
 check "guest on a guest ok share" $RDAX --guest put "$T/alice.pw" "$U/pub/g.txt"
-check_output "guest refused on a non-guest share" "STATUS_ACCESS_DENIED" \
+check_fails_output "guest refused on a non-guest share" "STATUS_ACCESS_DENIED" \
 	$RDAX --guest ls "$U/data"
-check_output "valid users keeps others out" "STATUS_ACCESS_DENIED" \
+check_fails_output "valid users keeps others out" "STATUS_ACCESS_DENIED" \
 	$RDAX --guest ls "$U/ro"
-check_output "read-only share refuses writes" "ACCESS_DENIED|WRITE_PROTECTED" \
+check_fails_output "read-only share refuses writes" "ACCESS_DENIED|WRITE_PROTECTED" \
 	$RDAX $A put "$T/alice.pw" "$U/ro/new.txt"
 check "read-only share is untouched" test ! -e "$T/ro/new.txt"
 
@@ -115,13 +115,13 @@ check "options after the URL" $RDAX ls "$U/data" --user alice --password-file "$
 check "--guest after the command" $RDAX put "$T/alice.pw" "$U/pub/g2.txt" --guest
 check "--transport --sign --max-protocol --encrypt after the command" \
 	$RDAX ls "$U/data" $A --transport tcp --sign --max-protocol SMB3_11 --encrypt
-check_output "a bad option after the command is still an option error" "unrecognized option" \
+check_fails_output "a bad option after the command is still an option error" "unrecognized option" \
 	$RDAX ls "$U/data" $A --no-such-option
 check "-- ends the options" sh -c "cd '$T' && $RDAX $A get '$U/ro/readme.txt' -- -dash.txt"
 check "... a file named -dash.txt" cmp "$T/ro/readme.txt" "$T/-dash.txt"
 
 # a host name that does not resolve says so
-check_output "unknown host: cannot resolve" \
+check_fails_output "unknown host: cannot resolve" \
 	"smb://nosuch.invalid.*cannot resolve host nosuch.invalid: .*(not known|name resolution)" \
 	$RDAX --guest ls smb://nosuch.invalid/pub
 
@@ -130,7 +130,7 @@ $RDAX $A touch "$U/data/m1"
 check "mv between URLs naming the host in other cases" \
 	$RDAX $A mv "smb://localhost:$PORT/data/m1" "smb://LocalHost:$PORT/data/m2"
 check "... renamed it" test -f "$T/share/m2"
-check_output "mv to the same host on another port is refused" "not on the same share" \
+check_fails_output "mv to the same host on another port is refused" "not on the same share" \
 	$RDAX $A mv "$U/data/m2" "smb://127.0.0.1:1/data/m3"
 check "... and renames nothing" test -f "$T/share/m2" -a ! -e "$T/share/m3"
 
@@ -140,7 +140,7 @@ check "URL user alice@EXAMPLE (user@domain)" \
 
 # passwd never cuts a password short
 long=$(head -c 300 /dev/zero | tr '\0' x)
-check_output "passwd refuses a password over 255 bytes" "password too long" \
+check_fails_output "passwd refuses a password over 255 bytes" "password too long" \
 	sh -c "printf '%s\n' $long | $RDAX passwd --passdb '$T/passdb2' carol"
 check "... and writes nothing" test ! -e "$T/passdb2"
 max=$(head -c 255 /dev/zero | tr '\0' y)

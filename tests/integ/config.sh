@@ -109,7 +109,7 @@ for bad in "max connections = 0" "max open files = 0" "workers = 300"; do
 done
 check_fails "--test-config checks the passdb" \
 	$RDAXD --share x="$T/a" --passdb "$T/nonexistent.pdb" --test-config
-check_output "... and names it" "passdb $T/nonexistent.pdb: No such file" \
+check_fails_output "... and names it" "passdb $T/nonexistent.pdb: No such file" \
 	$RDAXD --share x="$T/a" --passdb "$T/nonexistent.pdb" --test-config
 printf '[global]\n\tnuma node = 99\n[x]\n\tpath = %s\n' "$T/a" >"$T/numa.conf"
 $RDAXD --config "$T/numa.conf" --guest --listen tcp://127.0.0.1:1 >"$T/out" 2>&1
@@ -117,6 +117,11 @@ rc=$?
 check "numa node = 99 on this machine exits 2" test $rc = 2
 check_output "... naming the nodes it has" "numa node = 99: this machine has nodes 0-" cat "$T/out"
 printf '[global]\n\tnuma node = 0\n[x]\n\tpath = %s\n' "$T/a" >"$T/numa0.conf"
-check_output "numa node = 0 binds the workers to node 0" "NUMA: workers, their queues and buffers on node 0" \
-	timeout 2 $RDAXD --config "$T/numa0.conf" --guest --listen tcp://127.0.0.1:$(free_port)
+# it serves until the timeout stops it (status 124)
+timeout 2 $RDAXD --config "$T/numa0.conf" --guest --listen tcp://127.0.0.1:$(free_port) \
+	>"$T/out" 2>&1
+rc=$?
+check "numa node = 0: rdaxd serves until stopped" test $rc = 124
+check_output "... with its workers on node 0" "NUMA: workers, their queues and buffers on node 0" \
+	cat "$T/out"
 finish

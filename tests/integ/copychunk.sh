@@ -5,6 +5,7 @@
 # the FSCTL limits, resume-key rules, partial results and access rules on
 # the wire (tests/integ/copychunk.c); smbtorture's copy-chunk tests.
 . "$(dirname "$0")/lib.sh"
+need smbtorture
 [ -x "$B/tests/copychunk" ] || die "$B/tests/copychunk not built (make tests)"
 
 mkdir -p "$T/share" "$T/other" "$T/pub" "$T/ro"
@@ -37,10 +38,9 @@ wire_bytes() { sed -n 's/.*on the wire \([0-9]*\) bytes sent, \([0-9]*\) receive
 # check_range DESC VALUE MIN MAX
 check_range() {
 	if [ -n "$2" ] && [ "$2" -ge "$3" ] && [ "$2" -le "$4" ]; then
-		echo "ok: $1 ($2)"
+		ok "$1 ($2)"
 	else
-		echo "FAIL: $1: '$2' not in [$3, $4]"
-		nfail=$((nfail + 1))
+		not_ok "$1: '$2' not in [$3, $4]"
 	fi
 }
 
@@ -93,15 +93,15 @@ check "cp of a 6-byte file" $RDAX $A --server-copy cp "$U/data/small.txt" s2.txt
 check "... is byte-identical" cmp "$T/share/small.txt" "$T/share/s2.txt"
 
 # errors name the server, the path and the NTSTATUS
-check_output "cp of a missing file names server, path and status" \
+check_fails_output "cp of a missing file names server, path and status" \
 	"smb://127.0.0.1:$PORT/data/nothere.bin.*nothere.bin.*STATUS_OBJECT_NAME_NOT_FOUND" \
 	$RDAX $A cp "$U/data/nothere.bin" created.bin
 check "... and creates no destination" test ! -e "$T/share/created.bin"
-check_output "cp onto itself is refused" "same file" \
+check_fails_output "cp onto itself is refused" "same file" \
 	$RDAX $A cp "$U/data/big.bin" big.bin
 check "... and leaves the file alone" cmp "$T/share/big.bin" "$T/share/copy2.bin"
 echo hello >"$T/ro/r.txt"
-check_output "cp within a read-only share fails" "ACCESS_DENIED|WRITE_PROTECTED" \
+check_fails_output "cp within a read-only share fails" "ACCESS_DENIED|WRITE_PROTECTED" \
 	$RDAX $A cp "$U/ro/r.txt" r2.txt
 check "... and writes nothing" test ! -e "$T/ro/r2.txt"
 
@@ -112,7 +112,7 @@ check_output "cp to another share goes through the client" \
 check "... byte-identical" cmp "$T/share/big.bin" "$T/other/x.bin"
 check "cp from a read-only share to another" $RDAX $A cp "$U/ro/r.txt" "$U/data/r.txt"
 check "... byte-identical" cmp "$T/ro/r.txt" "$T/share/r.txt"
-check_output "--server-copy across shares is refused" "not on one share" \
+check_fails_output "--server-copy across shares is refused" "not on one share" \
 	$RDAX $A --server-copy cp "$U/data/big.bin" "$U/other/y.bin"
 
 # a server without server-side copy (the relay turns resume key requests
@@ -122,7 +122,7 @@ start_relay --no-resume-key
 R="smb://127.0.0.1:$RPORT"
 printf 'keep me\n' >"$T/pub/keep.txt"
 printf 'the source\n' >"$T/pub/src.txt"
-check_output "--server-copy on a server without server-side copy fails" \
+check_fails_output "--server-copy on a server without server-side copy fails" \
 	"no server-side copy.*resume key refused" \
 	$RDAX --guest --server-copy cp "$R/pub/src.txt" keep.txt
 check "... and leaves the existing destination as it was" grep -qx "keep me" "$T/pub/keep.txt"
@@ -138,24 +138,20 @@ check "COPYCHUNK limits, keys, partial results, access (raw client)" \
 	"$B/tests/copychunk" 127.0.0.1 "$PORT" pub
 sed 's/^/    | /' "$T/check.out"
 
-if command -v smbtorture >/dev/null 2>&1; then
-	for t in req_resume_key req_two_resume_keys copy_chunk_simple \
-		copy_chunk_multi copy_chunk_tiny copy_chunk_overwrite \
-		copy_chunk_append copy_chunk_limits copy_chunk_src_lock \
-		copy_chunk_dest_lock copy_chunk_bad_key copy_chunk_src_is_dest \
-		copy_chunk_src_is_dest_overlap copy_chunk_bad_access \
-		copy_chunk_write_access copy_chunk_src_exceed \
-		copy_chunk_src_exceed_multi copy_chunk_sparse_dest \
-		copy_chunk_max_output_sz copy_chunk_zero_length \
-		copy_chunk_across_shares copy_chunk_across_shares2 \
-		copy_chunk_across_shares3; do
-		check_output "smbtorture smb2.ioctl.$t" "^success: " \
-			timeout 120 smbtorture -s /dev/null //127.0.0.1/data -p "$PORT" \
-			-U 'alice%copy pass' "smb2.ioctl.$t"
-	done
-else
-	echo "SKIP: smbtorture is not installed (tools/deps.sh installs it)"
-fi
+for t in req_resume_key req_two_resume_keys copy_chunk_simple \
+	copy_chunk_multi copy_chunk_tiny copy_chunk_overwrite \
+	copy_chunk_append copy_chunk_limits copy_chunk_src_lock \
+	copy_chunk_dest_lock copy_chunk_bad_key copy_chunk_src_is_dest \
+	copy_chunk_src_is_dest_overlap copy_chunk_bad_access \
+	copy_chunk_write_access copy_chunk_src_exceed \
+	copy_chunk_src_exceed_multi copy_chunk_sparse_dest \
+	copy_chunk_max_output_sz copy_chunk_zero_length \
+	copy_chunk_across_shares copy_chunk_across_shares2 \
+	copy_chunk_across_shares3; do
+	check_output "smbtorture smb2.ioctl.$t" "^success: " \
+		timeout 120 smbtorture -s /dev/null //127.0.0.1/data -p "$PORT" \
+		-U 'alice%copy pass' "smb2.ioctl.$t"
+done
 
 check "rdaxd survived" kill -0 "$RDAXD_PID"
 check "SIGTERM stops rdaxd cleanly" stop_rdaxd

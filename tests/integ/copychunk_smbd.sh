@@ -37,7 +37,7 @@ check "... byte-identical" cmp "$S/data/big.bin" "$S/data/copy.enc"
 check_output "cp --client-copy on smbd" "cp: data through the client" \
 	$RDAX $A --stats --client-copy cp "$U/data/big.bin" copy2.bin
 check "... byte-identical" cmp "$S/data/big.bin" "$S/data/copy2.bin"
-check_output "cp of a missing file names server, path and status" \
+check_fails_output "cp of a missing file names server, path and status" \
 	"smb://127.0.0.1:$PORT/data/nothere.*STATUS_OBJECT_NAME_NOT_FOUND" \
 	$RDAX $A cp "$U/data/nothere" x.bin
 check "... and creates no destination" test ! -e "$S/data/x.bin"

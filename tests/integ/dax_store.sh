@@ -8,6 +8,8 @@
 # store choice and its reason in the log; `store = dax` refused on a
 # non-DAX path without the switch.
 . "$(dirname "$0")/lib.sh"
+need fio smbclient
+[ -f "$B/fio-rdax.so" ] || die "$B/fio-rdax.so not built (make fio)"
 
 mkdir -p "$T/dax" "$T/auto" "$T/px"
 cat >"$T/smb.conf" <<CONF
@@ -49,38 +51,34 @@ check "... exactly the short file remains" cmp "$T/small.bin" "$T/dax/big.bin"
 check "get the short file back" $RDAX --guest get "$U/dax/big.bin" "$T/small.back"
 check "... byte-identical" cmp "$T/small.bin" "$T/small.back"
 
-if command -v fio >/dev/null && [ -f "$B/fio-rdax.so" ]; then
-	F="--ioengine=external:$B/fio-rdax.so --hostname=127.0.0.1 --port=$PORT --share=dax --guest"
-	check "fio: sequential 1 MiB writes growing a file + crc32c verify" \
-		fio --name=seq $F --filename=fio.bin --rw=write --bs=1m --size=32m \
-		--iodepth=8 --verify=crc32c --verify_state_save=0
-	check "fio: random 4 KiB overwrites QD16 + md5 verify" \
-		fio --name=rnd $F --filename=fio.bin --rw=randwrite --bs=4k --size=32m \
-		--iodepth=16 --verify=md5 --verify_state_save=0 --verify_backlog=512 --number_ios=4096
-	check "fio: random reads and writes, unaligned sizes, QD8 + verify" \
-		fio --name=mix $F --filename=mix.bin --rw=randwrite --bsrange=512-96k \
-		--size=8m --iodepth=8 --verify=crc32c --verify_state_save=0
-	# large overwrites are received straight into the mapping
-	zc_sum() {
-		n0=$(wc -l <"$T/srv.log")
-		kill -USR1 "$RDAXD_PID"
-		sleep 0.5
-		tail -n +$((n0 + 1)) "$T/srv.log" | sed -n 's/.*tcp_zero_copy_bytes \([0-9]*\).*/\1/p' |
-			awk '{ s += $1 } END { print s + 0 }'
-	}
-	z0=$(zc_sum)
-	check "fio: 256 KiB overwrites QD4 received into the mapping + verify" \
-		fio --name=place $F --filename=fio.bin --rw=randwrite --bs=256k --size=32m \
-		--iodepth=4 --verify=crc32c --verify_state_save=0 --do_verify=0
-	z1=$(zc_sum)
-	check "... at least 24 MiB placed without a copy ($((z1 - z0)) bytes)" \
-		test $((z1 - z0)) -ge $((24 << 20))
-	check "fio: ... read back and verified" \
-		fio --name=place $F --filename=fio.bin --rw=randwrite --bs=256k --size=32m \
-		--iodepth=4 --verify=crc32c --verify_state_save=0 --verify_only
-else
-	echo "note: fio part skipped (fio or build/fio-rdax.so missing)"
-fi
+F="--ioengine=external:$B/fio-rdax.so --hostname=127.0.0.1 --port=$PORT --share=dax --guest"
+check "fio: sequential 1 MiB writes growing a file + crc32c verify" \
+	fio --name=seq $F --filename=fio.bin --rw=write --bs=1m --size=32m \
+	--iodepth=8 --verify=crc32c --verify_state_save=0
+check "fio: random 4 KiB overwrites QD16 + md5 verify" \
+	fio --name=rnd $F --filename=fio.bin --rw=randwrite --bs=4k --size=32m \
+	--iodepth=16 --verify=md5 --verify_state_save=0 --verify_backlog=512 --number_ios=4096
+check "fio: random reads and writes, unaligned sizes, QD8 + verify" \
+	fio --name=mix $F --filename=mix.bin --rw=randwrite --bsrange=512-96k \
+	--size=8m --iodepth=8 --verify=crc32c --verify_state_save=0
+# large overwrites are received straight into the mapping
+zc_sum() {
+	n0=$(wc -l <"$T/srv.log")
+	kill -USR1 "$RDAXD_PID"
+	sleep 0.5
+	tail -n +$((n0 + 1)) "$T/srv.log" | sed -n 's/.*tcp_zero_copy_bytes \([0-9]*\).*/\1/p' |
+		awk '{ s += $1 } END { print s + 0 }'
+}
+z0=$(zc_sum)
+check "fio: 256 KiB overwrites QD4 received into the mapping + verify" \
+	fio --name=place $F --filename=fio.bin --rw=randwrite --bs=256k --size=32m \
+	--iodepth=4 --verify=crc32c --verify_state_save=0 --do_verify=0
+z1=$(zc_sum)
+check "... at least 24 MiB placed without a copy ($((z1 - z0)) bytes)" \
+	test $((z1 - z0)) -ge $((24 << 20))
+check "fio: ... read back and verified" \
+	fio --name=place $F --filename=fio.bin --rw=randwrite --bs=256k --size=32m \
+	--iodepth=4 --verify=crc32c --verify_state_save=0 --verify_only
 
 # READs over TCP are sent from the mapping (the transport's second segment)
 # (a file opened anew is mapped whole)
@@ -101,14 +99,12 @@ check "stats: DAX files were written through the mapping" \
 	sh -c "grep 'stats share \[dax\]' '$T/srv.log' | tail -n 1 | grep -Eq 'dax_mapped_writes [1-9]'"
 grep 'stats share' "$T/srv.log" | tail -n 2 | sed 's/^/    /'
 
-if command -v smbclient >/dev/null; then
-	check "smbclient put onto the DAX share" \
-		smbclient -N -p "$PORT" //127.0.0.1/dax -c "put $T/big.bin sc.bin"
-	check "... byte-identical" cmp "$T/big.bin" "$T/dax/sc.bin"
-	check "smbclient get from it" \
-		smbclient -N -p "$PORT" //127.0.0.1/dax -c "get sc.bin $T/sc.back"
-	check "... byte-identical" cmp "$T/big.bin" "$T/sc.back"
-fi
+check "smbclient put onto the DAX share" \
+	smbclient -N -p "$PORT" //127.0.0.1/dax -c "put $T/big.bin sc.bin"
+check "... byte-identical" cmp "$T/big.bin" "$T/dax/sc.bin"
+check "smbclient get from it" \
+	smbclient -N -p "$PORT" //127.0.0.1/dax -c "get sc.bin $T/sc.back"
+check "... byte-identical" cmp "$T/big.bin" "$T/sc.back"
 check "rdaxd is still running" kill -0 "$RDAXD_PID"
 check "SIGTERM stops rdaxd cleanly" stop_rdaxd
 

@@ -23,6 +23,8 @@
 FI=$B/tests/faultinj.so
 [ -f "$FI" ] || die "$FI not built (make tests)"
 E=$B/fio-rdax.so
+need fio smbclient
+[ -f "$E" ] || die "$E not built (make fio)"
 
 mkdir -p "$T/pub" "$T/local"
 make_user "$T/passdb" alice 'faults pw 1'
@@ -140,19 +142,13 @@ phase() {
 		client $j "$rounds" "$ph" >"$T/$ph.res.$j" &
 		cpids="$cpids $!"
 	done
-	fpid=""
-	if [ -n "$have_fio" ]; then
-		fio_job "$ph" >"$T/$ph.fio.out" 2>&1 &
-		fpid=$!
-	fi
+	fio_job "$ph" >"$T/$ph.fio.out" 2>&1 &
+	fpid=$!
 	for p in $cpids; do
 		wait "$p"
 	done
-	frc=-
-	if [ -n "$fpid" ]; then
-		wait "$fpid"
-		frc=$?
-	fi
+	wait "$fpid"
+	frc=$?
 	fault off
 	cat "$T/$ph.res".* >"$T/$ph.res"
 	mf=$(($(counter malloc_failed) - ${mf0:-0}))
@@ -184,18 +180,13 @@ phase_checks() {
 		sh -c "! grep -Eq ' (12[4-9]|1[3-9][0-9]|2[0-9][0-9]) ' '$T/$ph.res'"
 	check "$ph: each failure was an NTSTATUS or a closed connection" \
 		clean_failures "$ph"
-	if [ -n "$have_fio" ]; then
-		# fio verified every block it wrote (crc32c), or stopped on an
-		# I/O error: never a verify mismatch, never a hang
-		check "$ph: fio verified all it wrote or failed cleanly (exit $frc)" \
-			sh -c "[ $frc = 0 ] || { [ $frc != 124 ] && \
-			! grep -Eiq 'verify failed|bad magic|bad header|crc32c: ' '$T/$ph.fio.out'; }"
-	fi
+	# fio verified every block it wrote (crc32c), or stopped on an
+	# I/O error: never a verify mismatch, never a hang
+	check "$ph: fio verified all it wrote or failed cleanly (exit $frc)" \
+		sh -c "[ $frc = 0 ] || { [ $frc != 124 ] && \
+		! grep -Eiq 'verify failed|bad magic|bad header|crc32c: ' '$T/$ph.fio.out'; }"
 }
 
-have_fio=""
-command -v fio >/dev/null 2>&1 && [ -f "$E" ] && have_fio=1
-[ -n "$have_fio" ] || echo "note: fio or $E missing: CLI clients only"
 
 # (a) allocation failures on the request path, at several rates: every
 # Nth allocation of a worker thread fails (N prime so that the failures
@@ -227,9 +218,7 @@ for e in EAGAIN EINTR short; do
 	phase "tr$e" 2 net=3 errors=$e threads=workers
 	phase_checks "tr$e"
 	check "tr$e: every transfer succeeded" test "$nok" = "$nall"
-	if [ -n "$have_fio" ]; then
-		check "tr$e: fio verified everything" test "$frc" = 0
-	fi
+	check "tr$e: fio verified everything" test "$frc" = 0
 	if [ $e = short ]; then
 		check "tr$e: short transfers were injected" test "$ns" -gt 0
 	else
@@ -252,13 +241,9 @@ check "... and the file is byte-identical" cmp "$T/local/src.bin" "$T/pub/after.
 check "faults off: rdax get is served" \
 	$RDAX --guest -q get "$U/after.bin" "$T/local/after.bin"
 check "... byte-identical" cmp "$T/local/src.bin" "$T/local/after.bin"
-if [ -n "$have_fio" ]; then
-	check "faults off: fio randwrite + verify passes" fio_job after
-fi
-if command -v smbclient >/dev/null 2>&1; then
-	check_output "faults off: smbclient lists the share" "after.bin" \
-		smbclient -s /dev/null -p "$PORT" //127.0.0.1/pub -U 'alice%faults pw 1' -c ls
-fi
+check "faults off: fio randwrite + verify passes" fio_job after
+check_output "faults off: smbclient lists the share" "after.bin" \
+	smbclient -s /dev/null -p "$PORT" //127.0.0.1/pub -U 'alice%faults pw 1' -c ls
 sleep 0.2
 check "no fault was injected with the shim off" \
 	test "$(counter malloc_failed) $(counter net_failed) $(counter net_short)" = "$mf_off $nf_off $ns_off"

@@ -63,19 +63,19 @@ check "... 2 MiB on the share" test "$(stat -c %s "$T/share/lay.bin")" = 2097152
 check "... and all 2 MiB were read" grep -q "io=2048KiB" "$T/lay.out"
 
 # errors name the server, share or file and the reason
-check_output "a missing share is named" "fio-rdax: nosuch: .*STATUS_BAD_NETWORK_NAME" \
+check_fails_output "a missing share is named" "fio-rdax: nosuch: .*STATUS_BAD_NETWORK_NAME" \
 	fio --name=e1 --ioengine=external:$E --hostname=127.0.0.1 --port=$PORT \
 	--share=nosuch --user=bob --password_file="$T/bob.pw" --filename=x --size=1m
 printf 'wrong\n' >"$T/bad.pw"
 chmod 600 "$T/bad.pw"
-check_output "a wrong password says so" "STATUS_LOGON_FAILURE" \
+check_fails_output "a wrong password says so" "STATUS_LOGON_FAILURE" \
 	fio --name=e2 --ioengine=external:$E --hostname=127.0.0.1 --port=$PORT \
 	--share=data --user=bob --password_file="$T/bad.pw" --filename=x --size=1m
 chmod 644 "$T/bad.pw"
-check_output "a world-readable password file is refused" "bad.pw: readable by group or others" \
+check_fails_output "a world-readable password file is refused" "bad.pw: readable by group or others" \
 	fio --name=e3 --ioengine=external:$E --hostname=127.0.0.1 --port=$PORT \
 	--share=data --user=bob --password_file="$T/bad.pw" --filename=x --size=1m
-check_output "a block size above the server's maximum is refused" "above the server's" \
+check_fails_output "a block size above the server's maximum is refused" "above the server's" \
 	fio --name=e4 $A --filename=big.bin --rw=write --bs=16m --size=16m
 check_output "--readonly read of a missing file names it" \
 	"fio-rdax: none.bin: .*OBJECT_NAME_NOT_FOUND" \
@@ -83,7 +83,8 @@ check_output "--readonly read of a missing file names it" \
 check "rdaxd is still running" kill -0 "$RDAXD_PID"
 
 # the same engine against Samba smbd
-if command -v smbd >/dev/null && [ "$(id -u)" = 0 ]; then
+need smbd
+if [ "$(id -u)" = 0 ]; then
 	. "$top/tools/lib/smbd.sh"
 	if scratch_smbd "$T/smbd" data; then
 		pids="$pids $SMBD_PID"
@@ -98,11 +99,10 @@ if command -v smbd >/dev/null && [ "$(id -u)" = 0 ]; then
 			--password_file="$T/smbd/root.pw" --filename=s2.bin \
 			--rw=write --bs=1m --size=16m --iodepth=8 --verify=crc32c --verify_state_save=0
 	else
-		echo "FAIL: smbd did not start"
-		nfail=$((nfail + 1))
+		not_ok "smbd did not start"
 	fi
 else
-	echo "note: smbd part skipped (needs root and smbd)"
+	skip_case smbd "smbd must run as root to switch to the session user"
 fi
 check "SIGTERM stops rdaxd cleanly" stop_rdaxd
 finish

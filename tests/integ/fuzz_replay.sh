@@ -8,16 +8,14 @@
 cd "$top" || die "cannot cd to $top"
 
 FUZZ_REPLAY_CC=${FUZZ_REPLAY_CC:-${FUZZ_CC:-clang}}
-command -v "$FUZZ_REPLAY_CC" >/dev/null 2>&1 ||
-	skip "$FUZZ_REPLAY_CC is not installed (tools/deps.sh build)"
-command -v make >/dev/null 2>&1 || skip "make is not installed"
+need "$FUZZ_REPLAY_CC" make
 
 # The sanitizer runtime must link and run here.
 printf 'int main(void) { return 0; }\n' >"$T/san.c"
 if ! "$FUZZ_REPLAY_CC" -fsanitize=address,undefined -o "$T/san" "$T/san.c" \
 	>"$T/san.log" 2>&1; then
 	sed 's/^/    | /' "$T/san.log" | tail -n 5
-	skip "$FUZZ_REPLAY_CC cannot link -fsanitize=address,undefined (libclang-rt-14-dev)"
+	die "$FUZZ_REPLAY_CC cannot link -fsanitize=address,undefined (libclang-rt-14-dev; tools/deps.sh)"
 fi
 "$T/san" >"$T/san.log" 2>&1 ||
 	skip "ASan programs do not run here: $(head -n 1 "$T/san.log")"
@@ -34,5 +32,9 @@ make -s -f tests/fuzz/fuzz.mk FUZZ_REPLAY_B="$out" \
 	FUZZ_REPLAY_CC="$FUZZ_REPLAY_CC" fuzz-replay >"$T/replay.log" 2>&1
 rc=$?
 cat "$T/replay.log"
-[ $rc = 0 ] || nfail=$((nfail + 1))
+if [ $rc = 0 ]; then
+	ok "every target replayed its corpus cleanly"
+else
+	not_ok "a target failed on its corpus (rc=$rc)"
+fi
 finish

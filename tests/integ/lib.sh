@@ -13,6 +13,7 @@ export LD_LIBRARY_PATH=$B${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 T=$(mktemp -d /tmp/rdax-test.XXXXXX)
 pids=""
 nfail=0
+nchecks=0
 
 cleanup() {
 	for p in $pids; do
@@ -27,17 +28,23 @@ trap cleanup EXIT INT TERM
 
 skip() { echo "SKIP: $*"; exit 77; }
 die() { echo "FAIL: $*"; exit 1; }
-ok() { echo "ok: $*"; }
-# check DESC CMD...: run, report, count failures
+# ok DESC / not_ok DESC: one check that passed / failed
+ok() { nchecks=$((nchecks + 1)); echo "ok: $*"; }
+not_ok() { nchecks=$((nchecks + 1)); nfail=$((nfail + 1)); echo "FAIL: $*"; }
+# skip_case PART REASON: a part of this test that cannot run here;
+# tests/run.sh counts it as one skip, with the reason
+skip_case() { echo "SKIP-CASE: $1: $2"; }
+# _show: the last lines of the last check's output
+_show() { sed 's/^/    | /' "$T/check.out" | tail -n 20; }
+# check DESC CMD...: the command must succeed
 check() {
 	desc=$1
 	shift
 	if "$@" >"$T/check.out" 2>&1; then
-		echo "ok: $desc"
+		ok "$desc"
 	else
-		echo "FAIL: $desc (rc=$?)"
-		sed 's/^/    | /' "$T/check.out" | tail -n 20
-		nfail=$((nfail + 1))
+		not_ok "$desc (rc=$?)"
+		_show
 	fi
 }
 # check_fails DESC CMD...: the command must fail
@@ -45,31 +52,57 @@ check_fails() {
 	desc=$1
 	shift
 	if "$@" >"$T/check.out" 2>&1; then
-		echo "FAIL: $desc (unexpected success)"
-		sed 's/^/    | /' "$T/check.out" | tail -n 20
-		nfail=$((nfail + 1))
+		not_ok "$desc (unexpected success)"
+		_show
 	else
-		echo "ok: $desc"
+		ok "$desc"
 	fi
 }
-# check_output DESC PATTERN CMD...: output (stdout+stderr) must match
+# check_output DESC PATTERN CMD...: the command must succeed and its
+# output (stdout+stderr) match PATTERN
 check_output() {
 	desc=$1 pat=$2
 	shift 2
 	"$@" >"$T/check.out" 2>&1
-	if grep -Eq -- "$pat" "$T/check.out"; then
-		echo "ok: $desc"
+	_rc=$?
+	if [ "$_rc" != 0 ]; then
+		not_ok "$desc (rc=$_rc)"
+		_show
+	elif grep -Eq -- "$pat" "$T/check.out"; then
+		ok "$desc"
 	else
-		echo "FAIL: $desc (no match for /$pat/)"
-		sed 's/^/    | /' "$T/check.out" | tail -n 20
-		nfail=$((nfail + 1))
+		not_ok "$desc (no match for /$pat/)"
+		_show
 	fi
 }
+# check_fails_output DESC PATTERN CMD...: the command must fail and its
+# output match PATTERN (an error that says why)
+check_fails_output() {
+	desc=$1 pat=$2
+	shift 2
+	"$@" >"$T/check.out" 2>&1
+	_rc=$?
+	if [ "$_rc" = 0 ]; then
+		not_ok "$desc (unexpected success)"
+		_show
+	elif grep -Eq -- "$pat" "$T/check.out"; then
+		ok "$desc"
+	else
+		not_ok "$desc (rc=$_rc, no match for /$pat/)"
+		_show
+	fi
+}
+# finish: exit status of the test; a test that ran no checks fails
 finish() {
-	if [ "$nfail" -gt 0 ]; then
-		echo "$nfail check(s) failed"
+	if [ "$nchecks" = 0 ]; then
+		echo "FAIL: no checks ran"
 		exit 1
 	fi
+	if [ "$nfail" -gt 0 ]; then
+		echo "$nfail of $nchecks check(s) failed"
+		exit 1
+	fi
+	echo "all $nchecks checks passed"
 	exit 0
 }
 
@@ -77,9 +110,11 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# need CMD...: programs the test cannot run without. tools/deps.sh
+# installs them all, so a missing one is a failure, not a skip.
 need() {
 	for c in "$@"; do
-		command -v "$c" >/dev/null 2>&1 || skip "$c is not installed (tools/deps.sh installs it)"
+		command -v "$c" >/dev/null 2>&1 || die "$c is not installed (tools/deps.sh installs it)"
 	done
 }
 
@@ -173,11 +208,10 @@ _rt1() {
 	$RDAX $_auth --stats "$@" >"$T/rt.out" 2>&1
 	_got=$?
 	if [ "$_got" = "$_rc" ] && grep -Eq "$_one" "$T/rt.out"; then
-		echo "ok: $_desc"
+		ok "$_desc"
 	else
-		echo "FAIL: $_desc (exit $_got, wanted $_rc; or not one round trip)"
+		not_ok "$_desc (exit $_got, wanted $_rc; or not one round trip)"
 		sed 's/^/    | /' "$T/rt.out" | tail -n 20
-		nfail=$((nfail + 1))
 	fi
 }
 
@@ -221,7 +255,7 @@ for j in d["jobs"]:
 assert d["config"]["count"] == 25 and d["session_setup"]["round_trips"] >= 3, d
 print(" ".join(out), "ok")' "$T/meta.json"
 	check_output "$_l: bench meta left nothing behind" '^0$' \
-		sh -c "ls -a '$_d' | grep -c '^\.rdax-meta-'"
+		sh -c "find '$_d' -maxdepth 1 -name '.rdax-meta-*' | wc -l"
 	check_output "$_l: bench meta table, one line per operation" \
 		'^touch stat truncate mv rm mkdir rmdir $' \
 		sh -c "$RDAX $* bench meta --count 3 '$_u' | awk 'NR > 2 && \$3 == \"1.00\" { printf \"%s \", \$1 }'"
@@ -246,4 +280,53 @@ fio() {
 	else
 		command fio "$@"
 	fi
+}
+
+# capture_start NAME PORT: dumpcap on lo, TCP to or from PORT, into
+# $T/NAME.pcap; capture_stop ends it. Capturing needs root: otherwise
+# the capture and the checks of it are skipped cases. wire_protection NAME
+# PORT [FILE] prints tests/vm/smbwire.py's protection summary of it: what
+# was sealed, what was signed, whether FILE's first bytes went in clear.
+capture_start() {
+	need dumpcap
+	CAP_FILE=$T/$1.pcap
+	CAP_PID=""
+	if [ "$(id -u)" != 0 ]; then
+		skip_case "capture-$1" "dumpcap needs root to capture on lo"
+		return 0
+	fi
+	dumpcap -q -i lo -f "tcp port $2" -P -w "$CAP_FILE" >"$T/$1.dumpcap" 2>&1 &
+	CAP_PID=$!
+	pids="$pids $CAP_PID"
+	_i=0
+	until [ -s "$CAP_FILE" ] && [ "$(stat -c %s "$CAP_FILE")" -ge 24 ]; do
+		kill -0 "$CAP_PID" 2>/dev/null || die "dumpcap did not start: $(cat "$T/$1.dumpcap")"
+		_i=$((_i + 1))
+		[ $_i -gt 100 ] && die "dumpcap not capturing after 10 s"
+		sleep 0.1
+	done
+	sleep 0.3		# the filter is attached before the header is written
+}
+capture_stop() {
+	[ -n "$CAP_PID" ] || return 0
+	sleep 0.3		# the last packets reach the ring
+	kill -INT "$CAP_PID"
+	wait "$CAP_PID"
+	pids=$(echo "$pids" | sed "s/ $CAP_PID//")
+}
+wire_protection() {
+	python3 "$top/tests/vm/smbwire.py" protection "$T/$1.pcap" "$2" ${3:+--pattern "$3"}
+}
+# check_wire DESC NAME PORT PYEXPR [FILE]: PYEXPR holds for the summary
+# (a dict named w), e.g. 'w["sealed"] > 0 and w["plain_pdus"] == 0'
+check_wire() {
+	if [ ! -f "$T/$2.pcap" ]; then
+		skip_case "wire-$2" "no capture for: $1"
+		return 0
+	fi
+	wire_protection "$2" "$3" ${5:+"$5"} >"$T/$2.wire" 2>&1
+	check_output "$1" '^holds' env W_EXPR="$4" W_FILE="$T/$2.wire" python3 -c '
+import json, os
+w = json.load(open(os.environ["W_FILE"]))
+print("holds" if eval(os.environ["W_EXPR"]) else "does not hold:", w)'
 }

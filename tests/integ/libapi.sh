@@ -13,7 +13,7 @@ rc=$?
 cat "$T/libapi.out"
 case $rc in
 0) ok "librdax edge cases" ;;
-141) echo "FAIL: libapi was killed by SIGPIPE"; nfail=$((nfail + 1)) ;;
-*) echo "FAIL: libapi exited with $rc"; nfail=$((nfail + 1)) ;;
+141) not_ok "libapi was killed by SIGPIPE" ;;
+*) not_ok "libapi exited with $rc" ;;
 esac
 finish

@@ -7,18 +7,14 @@
 # smb.conf parameter and engine option the code accepts.
 . "$(dirname "$0")/lib.sh"
 
-command -v groff >/dev/null 2>&1 || skip "groff is not installed (Debian: groff-base)"
+need groff
 man=$top/man
 hdr=$top/include/rdax.h
 [ -x "$RDAX" ] || die "$RDAX not built (make)"
 [ -x "$RDAXD" ] || die "$RDAXD not built (make)"
 ls "$man"/*.[1-8] >/dev/null 2>&1 || die "no manual pages in $man"
 
-# fail MESSAGE: one failed check
-fail() {
-	echo "FAIL: $*"
-	nfail=$((nfail + 1))
-}
+fail() { not_ok "$@"; }
 
 # .so links resolve against the manual's root: man3/NAME.3 -> man/NAME.3
 mkdir -p "$T/root"

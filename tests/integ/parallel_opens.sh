@@ -51,11 +51,10 @@ for p in $cpids; do
 	wait "$p"
 done
 if ls "$T"/fail.* >/dev/null 2>&1; then
-	echo "FAIL: $(cat "$T"/fail.* | wc -l) client operation(s) failed:"
+	not_ok "$(cat "$T"/fail.* | wc -l) client operation(s) failed:"
 	cat "$T"/fail.* | head -n 20 | sed 's/^/    | /'
-	nfail=$((nfail + 1))
 else
-	echo "ok: $NCLI clients x ($NFILES create/write/close/verify + $NSHARED shared opens)"
+	ok "$NCLI clients x ($NFILES create/write/close/verify + $NSHARED shared opens)"
 fi
 
 $RDAX $G ls "$U/data" >"$T/ls.out" 2>&1

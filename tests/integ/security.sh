@@ -15,6 +15,7 @@
 # After each case the files outside the share are unchanged (nothing new
 # either) and rdaxd still serves a new client.
 . "$(dirname "$0")/lib.sh"
+need smbclient
 S=$B/tests/security
 [ -x "$S" ] || die "$S not built (make tests)"
 
@@ -98,30 +99,28 @@ check_fails "rdax rm through a directory symlink fails" \
 check_fails "rdax mv of an inside file to ../outside fails" \
 	$RDAX $AL mv "$U/priv/inside.txt" "$U/priv/../outside/moved.txt"
 after "CLI through symlinks"
-if command -v smbclient >/dev/null 2>&1; then
-	sc() { smbclient -s /dev/null -p "$PORT" //127.0.0.1/priv -U 'alice%sec pw alice' "$@"; }
-	check_output "smbclient: get through a directory symlink to outside fails" \
-		"NT_STATUS_(ACCESS_DENIED|OBJECT_NAME_NOT_FOUND|OBJECT_PATH_NOT_FOUND|OBJECT_PATH_INVALID|OBJECT_NAME_INVALID)" \
-		sc -c "get link\\secret.txt $T/local/sc.txt"
-	check "... and nothing was fetched" test ! -e "$T/local/sc.txt"
-	check_output "smbclient: get ..\\outside\\secret.txt fails" \
-		"NT_STATUS_(ACCESS_DENIED|OBJECT_NAME_NOT_FOUND|OBJECT_PATH_NOT_FOUND|OBJECT_PATH_INVALID|OBJECT_NAME_INVALID|OBJECT_PATH_SYNTAX_BAD)" \
-		sc -c "get ..\\outside\\secret.txt $T/local/sc2.txt"
-	check "... and nothing was fetched" test ! -e "$T/local/sc2.txt"
-	after "smbclient"
-fi
+sc() { smbclient -s /dev/null -p "$PORT" //127.0.0.1/priv -U 'alice%sec pw alice' "$@"; }
+check_fails_output "smbclient: get through a directory symlink to outside fails" \
+	"NT_STATUS_(ACCESS_DENIED|OBJECT_NAME_NOT_FOUND|OBJECT_PATH_NOT_FOUND|OBJECT_PATH_INVALID|OBJECT_NAME_INVALID)" \
+	sc -c "get link\\secret.txt $T/local/sc.txt"
+check "... and nothing was fetched" test ! -e "$T/local/sc.txt"
+check_fails_output "smbclient: get ..\\outside\\secret.txt fails" \
+	"NT_STATUS_(ACCESS_DENIED|OBJECT_NAME_NOT_FOUND|OBJECT_PATH_NOT_FOUND|OBJECT_PATH_INVALID|OBJECT_NAME_INVALID|OBJECT_PATH_SYNTAX_BAD)" \
+	sc -c "get ..\\outside\\secret.txt $T/local/sc2.txt"
+check "... and nothing was fetched" test ! -e "$T/local/sc2.txt"
+after "smbclient"
 
 sec guest "a guest is refused a share without guest access (wire)"
-check_output "rdax --guest on the non-guest share: STATUS_ACCESS_DENIED" \
+check_fails_output "rdax --guest on the non-guest share: STATUS_ACCESS_DENIED" \
 	"STATUS_ACCESS_DENIED|STATUS_LOGON_FAILURE" $RDAX --guest ls "$U/priv"
 after "guest CLI"
 
 sec logon "wrong, empty and unknown passwords fail with LOGON_FAILURE (wire)"
 printf 'not it\n' >"$T/bad.pw"
 chmod 600 "$T/bad.pw"
-check_output "rdax with a wrong password: STATUS_LOGON_FAILURE" "STATUS_LOGON_FAILURE" \
+check_fails_output "rdax with a wrong password: STATUS_LOGON_FAILURE" "STATUS_LOGON_FAILURE" \
 	$RDAX --user alice --password-file "$T/bad.pw" ls "$U/priv"
-check_output "rdax with an empty password: STATUS_LOGON_FAILURE" "STATUS_LOGON_FAILURE" \
+check_fails_output "rdax with an empty password: STATUS_LOGON_FAILURE" "STATUS_LOGON_FAILURE" \
 	env RDAX_PASSWORD= $RDAX --user alice ls "$U/priv"
 check "failed logons are logged" grep -q "logon failure for user 'alice'" "$log"
 after "logon CLI"

@@ -44,30 +44,54 @@ check "rm deleted it" test ! -e "$T/share/sub/moved.bin"
 check "rmdir" sc //127.0.0.1/data -U 'alice%pa55 word' -c "rmdir sub"
 check "rmdir deleted it" test ! -e "$T/share/sub"
 
-# signing and encryption on each dialect
+# signing and encryption on each dialect: rdaxd's log names the dialect
+# and signing of each session; the capture shows what was signed or sealed
+dialect() {
+	case $1 in SMB3_11) echo 3.1.1 ;; SMB3_02) echo 3.0.2 ;; SMB3_00) echo 3.0 ;; SMB2_10) echo 2.1 ;; esac
+}
 echo "signed payload" >"$T/small.txt"
 for m in SMB3_11 SMB3_02 SMB3_00 SMB2_10; do
 	rm -f "$T/s.out"
+	n0=$(wc -l <"$T/srv.log")
+	capture_start "sign$m" "$PORT"
 	check "signed put+get on $m" sc //127.0.0.1/data -U 'alice%pa55 word' \
 		-m "$m" --client-protection=sign -c "put small.txt s_$m.txt; get s_$m.txt s.out"
+	capture_stop
 	check "signed $m data intact" cmp "$T/small.txt" "$T/s.out"
+	check_output "rdaxd logged a signed SMB $(dialect $m) session" \
+		"for alice, SMB $(dialect $m), signed" sh -c "tail -n +$((n0 + 1)) '$T/srv.log'"
+	check_wire "signed $m on the wire: every READ and WRITE signed" \
+		"sign$m" "$PORT" 'w["io_pdus"] >= 2 and w["io_signed"] == w["io_pdus"] and w["sealed"] == 0'
 done
 for m in SMB3_11 SMB3_00; do
 	rm -f "$T/e.out"
+	n0=$(wc -l <"$T/srv.log")
+	capture_start "enc$m" "$PORT"
 	check "encrypted put+get on $m" sc //127.0.0.1/data -U 'alice%pa55 word' \
 		-m "$m" --client-protection=encrypt -c "put big.bin e.bin; get e.bin e.out"
+	capture_stop
 	check "encrypted $m data intact" cmp "$T/big.bin" "$T/e.out"
+	check_output "rdaxd logged an SMB $(dialect $m) session" \
+		"for alice, SMB $(dialect $m)" sh -c "tail -n +$((n0 + 1)) '$T/srv.log'"
+	check_wire "encrypted $m on the wire: every message after the setup sealed, no data in clear" \
+		"enc$m" "$PORT" 'w["sealed"] > 4 and w["plain_pdus"] == 0 and not w["pattern_seen"]' \
+		"$T/big.bin"
 done
+capture_start plain "$PORT"
+check "unprotected put (control)" sc //127.0.0.1/data -U 'alice%pa55 word' -c "put big.bin p.bin"
+capture_stop
+check_wire "the control: a plain session's data is seen on the wire" \
+	plain "$PORT" 'w["pattern_seen"] and w["sealed"] == 0' "$T/big.bin"
 
 # authentication
-check_output "wrong password is refused" "NT_STATUS_LOGON_FAILURE" \
+check_fails_output "wrong password is refused" "NT_STATUS_LOGON_FAILURE" \
 	sc //127.0.0.1/data -U 'alice%wrong' -c ls
 check_output "guest on a guest ok share works" "small.txt|blocks available" \
 	sc //127.0.0.1/pub -N -c "put small.txt small.txt; ls"
 check "guest's file arrived" cmp "$T/small.txt" "$T/pub/small.txt"
-check_output "guest on a non-guest share is refused" "NT_STATUS_ACCESS_DENIED" \
+check_fails_output "guest on a non-guest share is refused" "NT_STATUS_ACCESS_DENIED" \
 	sc //127.0.0.1/data -N -c ls
-check_output "unknown share" "NT_STATUS_BAD_NETWORK_NAME" \
+check_fails_output "unknown share" "NT_STATUS_BAD_NETWORK_NAME" \
 	sc //127.0.0.1/nosuch -U 'alice%pa55 word' -c ls
 
 check "rdaxd still serves after all that" sc //127.0.0.1/data -U 'alice%pa55 word' -c ls

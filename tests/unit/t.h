@@ -8,8 +8,11 @@
  *   T_HEXEQ(got, n, "a1b2...")     compare bytes against a hex literal
  *   t_unhex(out, cap, hex)         decode hex (whitespace ignored)
  *   t_section("name")              start a named group (printed)
+ *   T_REQUIRE(cond)                check; on failure the test stops (exit 1)
  *   T_SKIP("why")                  exit 77 with a SKIP line
- *   return t_done();               0 if everything passed, else 1
+ *   t_skip_case("name", "why")     one part did not run: counted as a skip
+ *   return t_done();               0 if everything passed, else 1; a test
+ *                                  that ran no checks fails
  */
 #ifndef RDAX_TESTS_T_H
 #define RDAX_TESTS_T_H
@@ -96,6 +99,17 @@ static inline void t_fail(const char *file, int line, const char *what)
 			t_fail(__FILE__, __LINE__, #c);                     \
 	} while (0)
 
+/* For checks that later code depends on (a mapping, an allocation). */
+#define T_REQUIRE(c)                                                        \
+	do {                                                                \
+		t_checks++;                                                 \
+		if (!(c)) {                                                 \
+			t_fail(__FILE__, __LINE__, #c);                     \
+			printf("stopping: the rest depends on this check\n"); \
+			exit(1);                                            \
+		}                                                           \
+	} while (0)
+
 #define T_EQ(a, b)                                                          \
 	do {                                                                \
 		long long t_a_ = (long long)(a), t_b_ = (long long)(b);     \
@@ -144,8 +158,22 @@ static inline void t_hexeq(const char *file, int line, const char *what,
 		exit(77);                                                   \
 	} while (0)
 
+/*
+ * A part of the test that cannot run here. tests/run.sh counts each
+ * such line as one skip, with its reason.
+ */
+static inline void t_skip_case(const char *name, const char *why)
+{
+	printf("SKIP-CASE: %s: %s\n", name, why);
+	fflush(stdout);
+}
+
 static inline int t_done(void)
 {
+	if (!t_checks) {
+		printf("FAIL: no checks ran\n");
+		return 1;
+	}
 	if (t_failures) {
 		printf("%d of %d checks FAILED\n", t_failures, t_checks);
 		return 1;

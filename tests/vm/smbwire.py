@@ -15,6 +15,12 @@ at a time in its own time window, and reads /proc/fs/cifs/Stats.
       capture until FILE --stop exists (FILE --ready appears once the
       capture runs), then print one line: the client's non-session
       chains, its PDUs by command, the bytes of all SMB messages
+  smbwire.py protection PCAP PORT... [--pattern FILE]
+      what protected the traffic, as one JSON line: messages sealed in
+      a transform header, plain PDUs after the session setup and how
+      many of them (and of the READs and WRITEs) were signed (interim
+      responses aside: they carry nothing and are not signed), and
+      whether the first 64 bytes of FILE appear anywhere on the wire
   smbwire.py cifs-ops --mnt DIR --ports P[,P] --out JSON [--reps N]
                       [--settle SECS] [--warm] [--pcap FILE]
       touch, stat, truncate -s 4096, mv, rm, mkdir, rmdir (coreutils) in
@@ -22,7 +28,8 @@ at a time in its own time window, and reads /proc/fs/cifs/Stats.
       inode caches are dropped before each operation (cold), so every
       operation does its own lookups; writes one JSON document
 
-Used by bench/meta.py and tests/vm/check-meta.
+Used by bench/meta.py, tests/vm/check-meta and the host's interop tests
+(tests/integ/lib.sh capture_*).
 """
 import argparse
 import bisect
@@ -209,6 +216,54 @@ def chains(pcap, ports):
     return out
 
 
+SIGNED = 0x8
+SETUP_CMDS = {0, 1}                # NEGOTIATE, SESSION_SETUP: never signed nor sealed
+IO_CMDS = {8, 9}                   # READ, WRITE
+
+
+def protection(pcap, ports, pattern=None):
+    """How the SMB traffic to ports was protected (see the module's help)."""
+    streams = {}
+    ports = set(ports)
+    for ts, key, seq, flags, payload in read_pcap(pcap):
+        src, sport, dst, dport = key
+        if dport in ports or sport in ports:
+            streams.setdefault(key, Stream()).add(ts, seq, flags, payload)
+    r = {"messages": 0, "sealed": 0, "plain_pdus": 0, "signed_pdus": 0,
+         "io_pdus": 0, "io_signed": 0, "pattern_seen": False, "unsigned": [],
+         "interim": 0}
+    for st in streams.values():
+        if pattern and pattern in st.buf:
+            r["pattern_seen"] = True
+        for ts, msg in st.messages():
+            r["messages"] += 1
+            if msg[:4] == b"\xfdSMB":
+                r["sealed"] += 1
+                continue
+            off = 0
+            while off + 64 <= len(msg) and msg[off:off + 4] == b"\xfeSMB":
+                cmd, = struct.unpack("<H", msg[off + 12:off + 14])
+                flags, nxt = struct.unpack("<II", msg[off + 16:off + 24])
+                signed = bool(flags & SIGNED) and any(msg[off + 48:off + 64])
+                status, = struct.unpack("<I", msg[off + 8:off + 12])
+                if status == STATUS_PENDING and flags & 0x2:
+                    r["interim"] += 1      # no data, and not signed ([MS-SMB2] 3.3.4.2)
+                elif cmd not in SETUP_CMDS:
+                    r["plain_pdus"] += 1
+                    r["signed_pdus"] += signed
+                    if not signed and len(r["unsigned"]) < 8:
+                        mid, = struct.unpack("<Q", msg[off + 24:off + 32])
+                        r["unsigned"].append("%s mid %d status 0x%x flags 0x%x" % (
+                            CMDS[cmd] if cmd < len(CMDS) else cmd, mid, status, flags))
+                    if cmd in IO_CMDS:
+                        r["io_pdus"] += 1
+                        r["io_signed"] += signed
+                if not nxt:
+                    break
+                off += nxt
+    return r
+
+
 def is_session(chain):
     return all(c in SESSION_CMDS for c in chain["cmds"])
 
@@ -386,6 +441,10 @@ def main():
     k.add_argument("ports", type=int, nargs="+")
     k.add_argument("--ready", required=True)
     k.add_argument("--stop", required=True)
+    r = sub.add_parser("protection")
+    r.add_argument("pcap")
+    r.add_argument("ports", type=int, nargs="+")
+    r.add_argument("--pattern")
     o = sub.add_parser("cifs-ops")
     o.add_argument("--mnt", required=True)
     o.add_argument("--ports", required=True)
@@ -399,6 +458,13 @@ def main():
         for ch in chains(a.pcap, a.ports):
             print("%.6f %s %-22s %s%s" % (ch["ts"], ch["dir"], ch["conn"], sig(ch),
                                            " (interim)" if ch["interim"] else ""))
+        return 0
+    if a.cmd == "protection":
+        pat = None
+        if a.pattern:
+            with open(a.pattern, "rb") as f:
+                pat = f.read(64)
+        print(json.dumps(protection(a.pcap, a.ports, pat), sort_keys=True))
         return 0
     if a.cmd == "capture":
         cap = Capture(a.pcap, a.ports)
