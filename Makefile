@@ -65,7 +65,21 @@ LIB_REAL := $(B)/librdax.so.$(VERSION)
 PROGS := $(B)/rdaxd $(B)/rdax
 FIO_ENGINE := $(B)/fio-rdax.so
 
-all: $(PROGS) $(LIB_SO) $(FIO_ENGINE) $(B)/rdax.pc $(B)/librdax-core.a
+# `make` only compiles: it installs nothing and changes nothing outside
+# the tree. The fio engine needs the source of the installed fio, which
+# `make fio` fetches (so do `make check` and `make demo`); without it,
+# everything else is built and the one command to run is printed.
+FIO_SRC ?= build/fio-src
+ifneq ($(wildcard $(FIO_SRC)/.version),)
+ALL_FIO := $(FIO_ENGINE)
+else
+ALL_FIO := fio-missing
+endif
+
+all: $(PROGS) $(LIB_SO) $(ALL_FIO) $(B)/rdax.pc $(B)/librdax-core.a
+
+fio-missing: $(PROGS) $(LIB_SO)
+	@echo "  SKIP    $(FIO_ENGINE): fio's source is not in $(FIO_SRC); 'make fio' fetches it (apt-get source fio)"
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -105,15 +119,11 @@ $(B)/rdax: $(B)/tools/rdax.o $(LIB_SO)
 
 # The fio engine is built against the source of the installed fio, which
 # tools/fetch-fio.sh fetches with `apt-get source fio` and configures.
-$(B)/fio-src/.version:
-	$(Q)command -v fio >/dev/null || tools/deps.sh fio
-	$(Q)tools/fetch-fio.sh $(B)/fio-src >/dev/null
-
-FIO_CFLAGS := -I$(B)/fio-src/src -include $(B)/fio-src/src/config-host.h \
+FIO_CFLAGS := -I$(FIO_SRC)/src -include $(FIO_SRC)/src/config-host.h \
 	      -D_FILE_OFFSET_BITS=64 -Wno-sign-compare -Wno-unused-parameter
 
 # GPL-2.0 (it includes fio headers); public librdax API only.
-$(FIO_ENGINE): fio/rdax.c include/rdax.h $(LIB_SO) $(B)/fio-src/.version
+$(FIO_ENGINE): fio/rdax.c include/rdax.h $(LIB_SO) $(FIO_SRC)/.version
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) -fvisibility=default -D_GNU_SOURCE -Iinclude $(FIO_CFLAGS) \
 		-shared -o $@ $< $(LDFLAGS) -L$(B) -lrdax -Wl,-rpath,'$$ORIGIN:$$ORIGIN/..' \
@@ -154,8 +164,17 @@ $(B)/bench/daxcopy: $(B)/bench/daxcopy.o $(B)/librdax-core.a
 
 tests: all $(UNIT_BIN) $(ITOOL_BIN) $(FAULTINJ) $(B)/bench/opentest-client $(B)/bench/daxcopy
 
+# Installs Debian packages (root): only these targets change the system.
 deps:
 	tools/deps.sh
+
+# fio and the source of exactly the installed version, then the engine.
+fetch-fio:
+	tools/deps.sh fio
+	tools/fetch-fio.sh $(FIO_SRC) >/dev/null
+
+fio: fetch-fio
+	$(MAKE) $(FIO_ENGINE)
 
 # The README's Performance section, from build/bench/*.json
 readme-perf:
@@ -163,25 +182,25 @@ readme-perf:
 
 # `make check` installs what is missing, builds, and runs every tier this
 # machine allows (the VM tier when qemu can boot).
-check: deps
+check: deps fetch-fio
 	$(MAKE) tests
 	tests/run.sh
 
 check-host: tests
 	RDAX_SKIP_VM=1 tests/run.sh
 
-check-vm: deps
+check-vm: deps fetch-fio
 	$(MAKE) tests
 	tests/run.sh vm
 
 # Every host test against an ASan+UBSan build in build-asan; any sanitizer
 # report (a leak included) fails the test that caused it (tests/run.sh).
-check-asan:
+check-asan: fetch-fio
 	$(MAKE) B=build-asan SANITIZE=address,undefined CFLAGS="-O1 -g" \
 		EXTRA_CFLAGS=-fno-sanitize-recover=all tests
 	B=build-asan RDAX_SKIP_VM=1 tests/run.sh unit integ
 
-demo: deps
+demo: deps fetch-fio
 	$(MAKE) all
 	tools/demo.sh
 
@@ -192,7 +211,8 @@ install: all
 	ln -sf librdax.so.$(VERSION) $(DESTDIR)$(libdir)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(libdir)/librdax.so
 	install -D -m 0644 include/rdax.h $(DESTDIR)$(includedir)/rdax.h
-	install -D -m 0755 $(FIO_ENGINE) $(DESTDIR)$(libdir)/fio/fio-rdax.so
+	if [ -f $(FIO_ENGINE) ]; then \
+		install -D -m 0755 $(FIO_ENGINE) $(DESTDIR)$(libdir)/fio/fio-rdax.so; fi
 	mkdir -p $(DESTDIR)$(pkgconfigdir)
 	sed -e 's|@prefix@|$(prefix)|' -e 's|@libdir@|$(libdir)|' \
 		-e 's|@includedir@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|' \
@@ -209,7 +229,8 @@ uninstall:
 clean:
 	rm -rf $(B) build-asan
 
-.PHONY: all tests deps check check-host check-vm check-asan demo install uninstall clean readme-perf
+.PHONY: all tests deps fetch-fio fio fio-missing check check-host check-vm check-asan demo \
+	install uninstall clean readme-perf
 .SECONDARY:
 
 include tests/fuzz/fuzz.mk

@@ -70,8 +70,40 @@ install_pkgs() {
 	fi
 }
 
+# `apt-get source fio` (tools/fetch-fio.sh) needs a deb-src entry: one
+# that mirrors the system's deb sources, added once.
+deb_src() {
+	have=$(dpkg-query -W -f='${Version}' fio 2>/dev/null || true)
+	[ -n "$have" ] || return 0
+	apt-get source -q --print-uris "fio=$have" 2>/dev/null | grep -q 'fio_.*\.dsc' && return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps.sh: apt has no deb-src entry for fio; run as root to add one" >&2
+		exit 1
+	fi
+	echo "deps.sh: adding /etc/apt/sources.list.d/rdax-deb-src.sources"
+	{
+		for f in /etc/apt/sources.list.d/*.sources; do
+			[ -f "$f" ] || continue
+			case $f in *rdax-deb-src*) continue ;; esac
+			awk 'BEGIN { RS = ""; ORS = "\n\n" }
+			     /Types:[^\n]*deb/ && /debian/ { sub(/Types:[^\n]*/, "Types: deb-src"); print }' "$f"
+		done
+	} >/etc/apt/sources.list.d/rdax-deb-src.sources
+	if [ -f /etc/apt/sources.list ] && grep -q '^deb .*debian' /etc/apt/sources.list; then
+		sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list >/etc/apt/sources.list.d/rdax-deb-src.list
+	fi
+	apt-get update -q >/tmp/rdax-deps.log 2>&1 || {
+		tail -n 20 /tmp/rdax-deps.log >&2
+		echo "deps.sh: apt-get update failed (log: /tmp/rdax-deps.log)" >&2
+		exit 1
+	}
+}
+
 # shellcheck disable=SC2086
 install_pkgs $(missing $want | sort -u)
+case " $groups " in
+*" fio "* | *" all "*) deb_src ;;
+esac
 case " $groups " in
 *" vm "* | *" all "*)
 	# shellcheck disable=SC2046

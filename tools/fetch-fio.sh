@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Fetch the source of the installed fio (apt-get source) into DIR and
 # configure it, so an external engine can be built against the exact
-# headers and config of the fio binary that will load it.
+# headers and config of the fio binary that will load it. Writes only
+# under DIR: the deb-src entry apt needs is tools/deps.sh's business.
 #
 # usage: tools/fetch-fio.sh DIR     prints the source directory;
 #                                   DIR/src links to it
@@ -27,32 +28,12 @@ command -v dpkg-source >/dev/null || {
 	echo "fetch-fio: dpkg-source missing (dpkg-dev; tools/deps.sh fio)" >&2
 	exit 1
 }
-mkdir -p "$dir"
 rm -rf "$src" "$dir"/fio_*
 cd "$dir"
-if ! apt-get source -q --print-uris "fio=$have" >/dev/null 2>&1 ||
-	! apt-get source -q --print-uris "fio=$have" 2>/dev/null | grep -q "fio_.*\.dsc"; then
-	# no deb-src entry: add one that mirrors the system's deb sources
-	if [ "$(id -u)" != 0 ]; then
-		echo "fetch-fio: no deb-src entry for fio; run as root once (or add deb-src)" >&2
-		exit 1
-	fi
-	echo "fetch-fio: adding /etc/apt/sources.list.d/rdax-deb-src.sources" >&2
-	{
-		for f in /etc/apt/sources.list.d/*.sources; do
-			[ -f "$f" ] || continue
-			case $f in *rdax-deb-src*) continue ;; esac
-			awk 'BEGIN { RS = ""; ORS = "\n\n" }
-			     /Types:[^\n]*deb/ && /debian/ { sub(/Types:[^\n]*/, "Types: deb-src"); print }' "$f"
-		done
-		if [ -f /etc/apt/sources.list ]; then
-			sed -n 's/^deb \(.*debian.*\)/# from sources.list: \1/p' /etc/apt/sources.list
-		fi
-	} >/etc/apt/sources.list.d/rdax-deb-src.sources
-	if [ -f /etc/apt/sources.list ] && grep -q '^deb .*debian' /etc/apt/sources.list; then
-		sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list >/etc/apt/sources.list.d/rdax-deb-src.list
-	fi
-	apt-get update -q >/dev/null
+if ! apt-get source -q --print-uris "fio=$have" 2>/dev/null | grep -q "fio_.*\.dsc"; then
+	echo "fetch-fio: apt has no source entry (deb-src) for fio $have;" \
+		"'tools/deps.sh fio' (as root) adds one" >&2
+	exit 1
 fi
 echo "fetch-fio: apt-get source fio=$have" >&2
 apt-get source -q "fio=$have" >/dev/null 2>"$dir/apt-source.log" || {

@@ -44,7 +44,7 @@ FUZZ_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Isrc \
 		 -DRDAX_VERSION=\"$(FUZZ_VERSION)\"
 FUZZ_CFLAGS := -std=gnu11 -g -fno-omit-frame-pointer -Wall -Wextra \
 	       -Wno-unused-parameter -Wno-missing-field-initializers \
-	       -Werror=implicit-function-declaration -pthread -MMD -MP
+	       -Werror=implicit-function-declaration -pthread -MMD -MP $(if $(WERROR),-Werror)
 
 FUZZ_BINS   := $(FUZZ_TARGETS:%=$(FUZZ_B)/bin/fuzz_%)
 FUZZ_REPLAY_BINS := $(FUZZ_TARGETS:%=$(FUZZ_REPLAY_B)/bin/fuzz_%)
