@@ -261,7 +261,7 @@ int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st)
 	struct smbd_info si;
 
 	*st = c->stats;
-	st->credits = c->credits;
+	st->credits = c->cr.held;
 	st->rdma_bytes = c->rdma_bytes;
 	st->inline_bytes = c->inline_bytes;
 	if (c->mrc) {
@@ -419,12 +419,12 @@ static void mw_put(struct rdax_conn *c, struct ibv_mw *mw)
 
 uint32_t cli_io_chunk(struct rdax_conn *c, bool write, size_t want)
 {
-	uint64_t by_credits = (uint64_t)(c->credits ? c->credits : 1) * SMB2_CREDIT_UNIT;
+	uint64_t by_credits = cli_credits_io_max(&c->cr, c->ninflight);
 	uint64_t n = want, max = write ? c->max_write : c->max_read;
 
 	if (n > max)
 		n = max;
-	if (c->dialect > SMB2_DIALECT_202 && n > by_credits && !c->ninflight)
+	if (c->dialect > SMB2_DIALECT_202 && n > by_credits)
 		n = by_credits;
 	if (c->x) {
 		bool rdma = !c->signing && !c->encrypt && n >= c->cfg.rdma_threshold;
@@ -613,6 +613,7 @@ static int negotiate(struct rdax_conn *c, uint8_t *hint, size_t *hint_len)
 		return cli_err(c, -EPROTO, "server chose dialect 0x%04x we did not offer",
 			       rsp.dialect);
 	c->dialect = rsp.dialect;
+	c->cr.metered = true;
 	c->server_secmode = rsp.security_mode;
 	c->server_caps = rsp.capabilities;
 	c->max_read = rsp.max_read < SMB2_MAX_IO_SIZE ? rsp.max_read : SMB2_MAX_IO_SIZE;
@@ -797,7 +798,7 @@ int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
 	list_init(&c->sendq);
 	list_init(&c->inflight);
 	c->port = port ? port : 445;
-	c->credits = 1;
+	cli_credits_init(&c->cr);
 	snprintf(c->host, sizeof(c->host), "%s", host);
 	crypto_random(c->client_guid, sizeof(c->client_guid));
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The client's SMB2 credit window. Every PDU spends CreditCharge
+ * credits (at least one) and as many consecutive MessageIds; every
+ * response grants CreditResponse credits back. The client asks for
+ * enough to keep about CLI_CREDIT_TARGET in hand.
+ */
+#include <errno.h>
+
+#include "client/credits.h"
+#include "proto/smb2.h"
+
+void cli_credits_init(struct cli_credits *cr)
+{
+	/* [MS-SMB2] 3.2.1: a new connection may send MessageId 0 */
+	cr->next_mid = 0;
+	cr->held = 1;
+	cr->metered = false;
+}
+
+static uint16_t pdu_charge(uint16_t charge)
+{
+	return charge ? charge : 1;
+}
+
+uint32_t cli_credits_chain_charge(const uint16_t *charge, int n)
+{
+	uint32_t total = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		total += pdu_charge(charge[i]);
+	return total;
+}
+
+uint16_t cli_credits_ask(const struct cli_credits *cr, uint16_t charge)
+{
+	uint32_t ask = pdu_charge(charge);
+
+	if (cr->held < CLI_CREDIT_TARGET)
+		ask += CLI_CREDIT_TARGET - cr->held > CLI_CREDIT_ASK_MAX ?
+		       CLI_CREDIT_ASK_MAX : CLI_CREDIT_TARGET - cr->held;
+	return (uint16_t)ask;
+}
+
+int cli_credits_take(struct cli_credits *cr, const uint16_t *charge, int n,
+		     uint64_t *mid, uint16_t *ask)
+{
+	int i;
+
+	if (cr->metered && cli_credits_chain_charge(charge, n) > cr->held)
+		return -EAGAIN;
+	for (i = 0; i < n; i++) {
+		uint16_t k = pdu_charge(charge[i]);
+
+		ask[i] = cli_credits_ask(cr, k);
+		mid[i] = cr->next_mid;
+		cr->next_mid += k;
+		if (cr->metered)
+			cr->held -= k;
+	}
+	return 0;
+}
+
+void cli_credits_grant(struct cli_credits *cr, uint16_t granted)
+{
+	cr->held += granted;
+}
+
+int cli_credits_check(const struct cli_credits *cr, uint32_t need, bool outstanding)
+{
+	if (!cr->metered || need <= cr->held || outstanding)
+		return 0;
+	return -EAGAIN;
+}
+
+uint64_t cli_credits_io_max(const struct cli_credits *cr, bool outstanding)
+{
+	if (outstanding)
+		return UINT64_MAX;
+	return (uint64_t)(cr->held ? cr->held : 1) * SMB2_CREDIT_UNIT;
+}
