@@ -613,7 +613,6 @@ static int negotiate(struct rdax_conn *c, uint8_t *hint, size_t *hint_len)
 		return cli_err(c, -EPROTO, "server chose dialect 0x%04x we did not offer",
 			       rsp.dialect);
 	c->dialect = rsp.dialect;
-	c->cr.metered = true;
 	c->server_secmode = rsp.security_mode;
 	c->server_caps = rsp.capabilities;
 	c->max_read = rsp.max_read < SMB2_MAX_IO_SIZE ? rsp.max_read : SMB2_MAX_IO_SIZE;

@@ -12,10 +12,9 @@
 
 void cli_credits_init(struct cli_credits *cr)
 {
-	/* [MS-SMB2] 3.2.1: a new connection may send MessageId 0 */
+	/* a new connection's window is MessageId 0 */
 	cr->next_mid = 0;
 	cr->held = 1;
-	cr->metered = false;
 }
 
 static uint16_t pdu_charge(uint16_t charge)
@@ -48,7 +47,7 @@ int cli_credits_take(struct cli_credits *cr, const uint16_t *charge, int n,
 {
 	int i;
 
-	if (cr->metered && cli_credits_chain_charge(charge, n) > cr->held)
+	if (cli_credits_chain_charge(charge, n) > cr->held)
 		return -EAGAIN;
 	for (i = 0; i < n; i++) {
 		uint16_t k = pdu_charge(charge[i]);
@@ -56,8 +55,7 @@ int cli_credits_take(struct cli_credits *cr, const uint16_t *charge, int n,
 		ask[i] = cli_credits_ask(cr, k);
 		mid[i] = cr->next_mid;
 		cr->next_mid += k;
-		if (cr->metered)
-			cr->held -= k;
+		cr->held -= k;
 	}
 	return 0;
 }
@@ -69,7 +67,7 @@ void cli_credits_grant(struct cli_credits *cr, uint16_t granted)
 
 int cli_credits_check(const struct cli_credits *cr, uint32_t need, bool outstanding)
 {
-	if (!cr->metered || need <= cr->held || outstanding)
+	if (need <= cr->held || outstanding)
 		return 0;
 	return -EAGAIN;
 }

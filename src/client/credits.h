@@ -17,7 +17,6 @@
 struct cli_credits {
 	uint64_t next_mid;		/* MessageId of the next PDU */
 	uint32_t held;			/* granted, not yet spent */
-	bool metered;			/* spend and check (after NEGOTIATE) */
 };
 
 void cli_credits_init(struct cli_credits *cr);

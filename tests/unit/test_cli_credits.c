@@ -26,7 +26,6 @@
 static void window(struct cli_credits *cr, uint64_t mid, uint32_t held)
 {
 	cli_credits_init(cr);
-	cr->metered = true;
 	cr->next_mid = mid;
 	cr->held = held;
 }
@@ -555,9 +554,9 @@ static void tally_done(struct cli_chain *ch)
 	t->err = ch->err;
 }
 
-/* A chain of n ECHOs of these charges; async (on_done) when t is set. */
-static int echo_chain(struct rdax_conn *c, struct cli_chain *ch, const uint16_t *charge,
-		      int n, struct tally *t)
+/* A chain of n cmd PDUs of these charges; async (on_done) when t is set. */
+static int simple_chain(struct rdax_conn *c, struct cli_chain *ch, uint16_t cmd,
+			const uint16_t *charge, int n, struct tally *t)
 {
 	struct wcur w;
 	int i, ret;
@@ -566,7 +565,7 @@ static int echo_chain(struct rdax_conn *c, struct cli_chain *ch, const uint16_t 
 	if (ret)
 		return ret;
 	for (i = 0; i < n; i++) {
-		ret = cli_chain_add(c, ch, SMB2_ECHO, 0, i > 0, charge[i], 4, &w);
+		ret = cli_chain_add(c, ch, cmd, 0, i > 0, charge[i], 4, &w);
 		if (ret) {
 			cli_chain_abort(c, ch);
 			return ret;
@@ -581,6 +580,12 @@ static int echo_chain(struct rdax_conn *c, struct cli_chain *ch, const uint16_t 
 		ch->on_done = tally_done;
 	}
 	return 0;
+}
+
+static int echo_chain(struct rdax_conn *c, struct cli_chain *ch, const uint16_t *charge,
+		      int n, struct tally *t)
+{
+	return simple_chain(c, ch, SMB2_ECHO, charge, n, t);
 }
 
 static int echo_submit(struct rdax_conn *c, struct cli_chain *ch, const uint16_t *charge,
@@ -696,6 +701,42 @@ static void test_wait_for_credit(void)
 	T_EQ(tb.err, 0);
 	T_EQ(c->cr.held, 1);
 	T_EQ(c->ninflight, 0);
+	T_EQ(s->bad_mid, 0);
+	rdax_disconnect(&c);
+}
+
+static void test_negotiate(void)
+{
+	const uint16_t one[] = { 1 };
+	struct cli_chain neg, a, b;
+	struct tally tn, ta, tb;
+	struct rdax_conn *c;
+	struct mbuf m = { 0 };
+	struct fake *s;
+
+	t_section("NEGOTIATE spends the connection's first credit");
+	c = conn_new(&s, 0, 1);
+	c->dialect = 0;
+	cli_credits_init(&c->cr);
+	T_EQ(simple_chain(c, &neg, SMB2_NEGOTIATE, one, 1, &tn), 0);
+	T_EQ(cli_chain_submit(c, &neg), 0);
+	T_EQ(s->nreq, 1);
+	T_EQ(c->cr.held, 0);
+	mb_simple(s, &m, SMB2_NEGOTIATE, 0, 0, 1, 0);
+	T_EQ(fake_deliver(s, &m), 0);
+	T_EQ(tn.done, 1);
+	c->dialect = SMB2_DIALECT_311;
+	/* the server granted one: one request may be in flight, not two */
+	T_EQ(c->cr.held, 1);
+	T_EQ(echo_submit(c, &a, one, 1, &ta), 0);
+	T_EQ(echo_submit(c, &b, one, 1, &tb), 0);
+	T_EQ(s->nreq, 2);
+	T_EQ(s->bad_mid, 0);
+	mb_simple(s, &m, SMB2_ECHO, 1, 0, 1, 0);
+	T_EQ(fake_deliver(s, &m), 0);
+	T_EQ(s->nreq, 3);
+	if (s->nreq == 3)
+		T_EQ(s->req[2].mid, 2);
 	T_EQ(s->bad_mid, 0);
 	rdax_disconnect(&c);
 }
@@ -900,6 +941,7 @@ int main(void)
 	test_zero_window();
 	test_wire();
 	test_wait_for_credit();
+	test_negotiate();
 	test_grant_above_ask();
 	test_interim();
 	test_compound();
