@@ -39,7 +39,7 @@ uint16_t cli_credits_ask(const struct cli_credits *cr, uint16_t charge)
 	if (cr->held < CLI_CREDIT_TARGET)
 		ask += CLI_CREDIT_TARGET - cr->held > CLI_CREDIT_ASK_MAX ?
 		       CLI_CREDIT_ASK_MAX : CLI_CREDIT_TARGET - cr->held;
-	return (uint16_t)ask;
+	return ask > UINT16_MAX ? UINT16_MAX : (uint16_t)ask;
 }
 
 int cli_credits_take(struct cli_credits *cr, const uint16_t *charge, int n,
@@ -62,7 +62,10 @@ int cli_credits_take(struct cli_credits *cr, const uint16_t *charge, int n,
 
 void cli_credits_grant(struct cli_credits *cr, uint16_t granted)
 {
-	cr->held += granted;
+	uint32_t room = cr->held < CLI_CREDIT_MAX ? CLI_CREDIT_MAX - cr->held : 0;
+
+	/* using fewer credits than granted is always allowed */
+	cr->held += granted < room ? granted : room;
 }
 
 int cli_credits_check(const struct cli_credits *cr, uint32_t need, bool outstanding)

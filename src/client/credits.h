@@ -13,6 +13,7 @@
 
 #define CLI_CREDIT_TARGET 512		/* credits the client asks to hold */
 #define CLI_CREDIT_ASK_MAX 256		/* most one PDU asks beyond its charge */
+#define CLI_CREDIT_MAX 65535		/* most held; a grant beyond is dropped */
 
 struct cli_credits {
 	uint64_t next_mid;		/* MessageId of the next PDU */
@@ -31,7 +32,7 @@ uint16_t cli_credits_ask(const struct cli_credits *cr, uint16_t charge);
  */
 int cli_credits_take(struct cli_credits *cr, const uint16_t *charge, int n,
 		     uint64_t *mid, uint16_t *ask);
-/* The CreditResponse of one response PDU. */
+/* The CreditResponse of one response PDU; held stays <= CLI_CREDIT_MAX. */
 void cli_credits_grant(struct cli_credits *cr, uint16_t granted);
 /*
  * Can need credits be had, now or (outstanding) once the responses in

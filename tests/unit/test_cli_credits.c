@@ -132,6 +132,33 @@ static void test_grant(void)
 	T_EQ(cr.next_mid, 0);
 }
 
+static void test_grant_cap(void)
+{
+	struct cli_credits cr;
+	uint32_t last;
+	int i, wrapped = 0;
+
+	t_section("grant: capped at CLI_CREDIT_MAX, never wraps");
+	window(&cr, 0, CLI_CREDIT_MAX - 1);
+	cli_credits_grant(&cr, 5);
+	T_EQ(cr.held, CLI_CREDIT_MAX);
+	window(&cr, 0, 0);
+	last = 0;
+	for (i = 0; i < 70000; i++) {
+		cli_credits_grant(&cr, 0xffff);
+		if (cr.held < last)
+			wrapped++;
+		last = cr.held;
+	}
+	T_EQ(wrapped, 0);
+	T_EQ(cr.held, CLI_CREDIT_MAX);
+
+	t_section("ask: saturates at 65535");
+	window(&cr, 0, 0);
+	T_EQ(cli_credits_ask(&cr, 0xffff), 0xffff);
+	T_EQ(cli_credits_ask(&cr, 0xffff - 10), 0xffff);
+}
+
 static void test_check(void)
 {
 	static const struct {
@@ -253,11 +280,12 @@ struct mbuf {
 
 static void fake_open(struct fake *s, uint64_t mid, uint32_t n)
 {
-	for (; n; n--, mid++)
-		if (mid < FAKE_WINDOW)
-			s->avail[mid] = 1;
-	if (mid > s->top)
-		s->top = mid;
+	uint64_t end = mid + n;
+
+	for (; mid < end && mid < FAKE_WINDOW; mid++)
+		s->avail[mid] = 1;
+	if (end > s->top)
+		s->top = end;
 }
 
 static void fake_use(struct fake *s, const struct smb2_hdr *h, uint16_t dialect)
@@ -772,6 +800,40 @@ static void test_grant_above_ask(void)
 	rdax_disconnect(&c);
 }
 
+static void test_grant_flood(void)
+{
+	const uint16_t one[] = { 1 };
+	struct rdax_conn *c;
+	struct mbuf m = { 0 };
+	struct cli_chain ch;
+	uint32_t last = 0;
+	int i, wrapped = 0;
+	struct fake *s;
+
+	t_section("a server granting 65535 again and again: no wrap");
+	c = conn_new(&s, 0, 0);
+	for (i = 0; i < 70000; i++) {
+		mb_simple(s, &m, SMB2_ECHO, 1u << 20, 0, 0xffff, 0);
+		if (fake_deliver(s, &m))
+			break;
+		if (c->cr.held < last)
+			wrapped++;
+		last = c->cr.held;
+	}
+	T_EQ(i, 70000);
+	T_EQ(wrapped, 0);
+	T_EQ(c->cr.held, CLI_CREDIT_MAX);
+	/* still usable */
+	s->reply = true;
+	T_EQ(echo_chain(c, &ch, one, 1, NULL), 0);
+	T_EQ(cli_chain_run(c, &ch), 0);
+	T_EQ(s->nreq, 1);
+	if (s->nreq == 1)
+		T_EQ(s->req[0].ask, 1);
+	T_EQ(s->bad_mid, 0);
+	rdax_disconnect(&c);
+}
+
 static void test_interim(void)
 {
 	const uint16_t one[] = { 1 };
@@ -935,6 +997,7 @@ int main(void)
 	test_ask();
 	test_take();
 	test_grant();
+	test_grant_cap();
 	test_check();
 	test_io_max();
 	test_mid_sequence();
@@ -943,6 +1006,7 @@ int main(void)
 	test_wait_for_credit();
 	test_negotiate();
 	test_grant_above_ask();
+	test_grant_flood();
 	test_interim();
 	test_compound();
 	test_io_chunk();
