@@ -256,11 +256,18 @@ static int chain_transmit(struct rdax_conn *c, struct cli_chain *ch,
 
 static void fail_all(struct rdax_conn *c, int err);
 
+static int credits_err(struct rdax_conn *c, uint32_t need)
+{
+	return cli_err(c, -EAGAIN, "not enough SMB credits (%u held, %u needed)",
+		       c->cr.held, need);
+}
+
 /*
  * Send queued chains in order while the credits cover them. A chain that
- * cannot be sent completes with its error (once, through chain_finish);
- * a transport failure fails every chain and breaks the connection, and
- * is returned.
+ * cannot be sent completes with its error (once, through chain_finish),
+ * as does one the credits do not cover with nothing in flight to bring
+ * more; a transport failure fails every chain and breaks the connection,
+ * and is returned.
  */
 static int send_queued(struct rdax_conn *c)
 {
@@ -271,8 +278,13 @@ static int send_queued(struct rdax_conn *c)
 
 	while (!list_empty(&c->sendq)) {
 		ch = list_entry(c->sendq.next, struct cli_chain, link);
-		if (cli_credits_take(&c->cr, ch->charge, ch->n, ch->mid, ask))
-			return 0;
+		if (cli_credits_take(&c->cr, ch->charge, ch->n, ch->mid, ask)) {
+			if (c->ninflight)
+				return 0;	/* responses bring credits */
+			list_del(&ch->link);
+			chain_finish(c, ch, credits_err(c, chain_charge(ch)));
+			continue;
+		}
 		list_del(&ch->link);
 		list_add_tail(&ch->link, &c->inflight);
 		c->ninflight++;
@@ -296,8 +308,7 @@ int cli_check_credits(struct rdax_conn *c, uint32_t need)
 
 	if (!cli_credits_check(&c->cr, need, outstanding))
 		return 0;
-	return cli_err(c, -EAGAIN, "not enough SMB credits (%u held, %u needed)",
-		       c->cr.held, need);
+	return credits_err(c, need);
 }
 
 int cli_chain_submit(struct rdax_conn *c, struct cli_chain *ch)

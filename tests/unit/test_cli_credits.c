@@ -733,6 +733,109 @@ static void test_wait_for_credit(void)
 	rdax_disconnect(&c);
 }
 
+static void test_never_enough(void)
+{
+	const uint16_t one[] = { 1 }, four[] = { 4 };
+	struct cli_chain a, b, d;
+	struct tally ta, tb, td;
+	struct rdax_conn *c;
+	struct mbuf m = { 0 };
+	struct fake *s;
+
+	t_section("queued behind the last in flight, its grant too small: -EAGAIN");
+	c = conn_new(&s, 0, 1);
+	T_EQ(echo_submit(c, &a, one, 1, &ta), 0);
+	T_EQ(echo_submit(c, &b, four, 1, &tb), 0);
+	T_EQ(s->nreq, 1);
+	cli_begin(c);
+	mb_simple(s, &m, SMB2_ECHO, 0, 0, 2, 0);
+	T_EQ(fake_deliver(s, &m), 0);
+	T_EQ(ta.done, 1);
+	T_EQ(tb.done, 1);
+	T_EQ(tb.err, -EAGAIN);
+	T_ASSERT(strstr(rdax_errmsg(c), "not enough SMB credits") != NULL);
+	T_EQ(s->nreq, 1);
+	T_EQ(c->cr.held, 2);
+	T_EQ(c->cr.next_mid, 1);
+	T_EQ(c->ninflight, 0);
+	T_ASSERT(list_empty(&c->sendq));
+	T_ASSERT(!c->broken);
+
+	t_section("the connection goes on with what it holds");
+	T_EQ(echo_submit(c, &d, one, 1, &td), 0);
+	T_EQ(s->nreq, 2);
+	if (s->nreq == 2)
+		T_EQ(s->req[1].mid, 1);
+	T_EQ(s->bad_mid, 0);
+	rdax_disconnect(&c);
+
+	t_section("a grant of 0 on the last in flight: the queue fails, no hang");
+	c = conn_new(&s, 0, 1);
+	T_EQ(echo_submit(c, &a, one, 1, &ta), 0);
+	T_EQ(echo_submit(c, &b, one, 1, &tb), 0);
+	T_EQ(echo_submit(c, &d, one, 1, &td), 0);
+	mb_simple(s, &m, SMB2_ECHO, 0, 0, 0, 0);
+	T_EQ(fake_deliver(s, &m), 0);
+	T_EQ(tb.done, 1);
+	T_EQ(tb.err, -EAGAIN);
+	T_EQ(td.done, 1);
+	T_EQ(td.err, -EAGAIN);
+	T_EQ(s->nreq, 1);
+	T_EQ(c->ninflight, 0);
+	T_ASSERT(!c->broken);
+	rdax_disconnect(&c);
+}
+
+/* an rdax_ioq whose second read waits for credits that never come */
+static void test_ioq_never_enough(void)
+{
+	struct rdax_tree tree = { .id = 1 };
+	struct rdax_file file = { .t = &tree };
+	struct rdax_io io[2];
+	struct rdax_cqe cqe[2];
+	struct rdax_ioq *q = NULL;
+	struct rdax_conn *c;
+	struct fake *s;
+	uint8_t *buf = malloc(512 * KIB);
+	int i, n, got = 0, res[2] = { 1, 1 };
+
+	t_section("rdax_submit: a read the window never covers completes with -EAGAIN");
+	if (!buf)
+		exit(2);
+	c = conn_new(&s, 0, 4);
+	tree.c = c;
+	fake_file(s, MIB);
+	s->reply = true;
+	s->grant = 1;
+	for (i = 0; i < 2; i++)
+		io[i] = (struct rdax_io){ .opcode = RDAX_OP_READ, .file = &file,
+					  .buf = buf + i * 256 * KIB, .len = 256 * KIB,
+					  .offset = (uint64_t)i * 256 * KIB, .user_data = (uint64_t)i };
+	T_EQ(rdax_ioq_new(c, 4, &q), 0);
+	if (!q)
+		goto out;
+	T_EQ(rdax_submit(q, io, 2), 2);
+	T_EQ(s->nreq, 1);
+	while (got < 2) {
+		n = rdax_reap(q, cqe, 2, 1, 5000);
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++)
+			if (cqe[i].user_data < 2)
+				res[cqe[i].user_data] = (int)cqe[i].res;
+		got += n;
+	}
+	T_EQ(got, 2);
+	T_EQ(res[0], 256 * KIB);
+	T_EQ(res[1], -EAGAIN);
+	T_EQ(s->nreq, 1);
+	T_ASSERT(!c->broken);
+	rdax_ioq_delete(&q);
+out:
+	rdax_disconnect(&c);
+	free(buf);
+}
+
 static void test_negotiate(void)
 {
 	const uint16_t one[] = { 1 };
@@ -991,6 +1094,32 @@ static void test_rw(void)
 	rw_against(GRANT_ASKED, 1, 4 * MIB);
 }
 
+static void test_rw_no_credits(void)
+{
+	struct rdax_tree tree = { .id = 1 };
+	struct rdax_file file = { .t = &tree };
+	uint64_t t0;
+	struct rdax_conn *c;
+	struct fake *s;
+	uint8_t buf[4096];
+
+	t_section("pread/pwrite with no credits: -EAGAIN at once, nothing sent");
+	c = conn_new(&s, 0, 0);
+	tree.c = c;
+	snprintf(file.path, sizeof(file.path), "f");
+	s->reply = true;
+	fake_file(s, sizeof(buf));
+	t0 = cli_now_ms();
+	T_EQ(rdax_pread(&file, buf, sizeof(buf), 0), -EAGAIN);
+	T_ASSERT(strstr(rdax_errmsg(c), "not enough SMB credits") != NULL);
+	T_EQ(rdax_pwrite(&file, buf, sizeof(buf), 0), -EAGAIN);
+	T_ASSERT(strstr(rdax_errmsg(c), "not enough SMB credits") != NULL);
+	T_ASSERT(cli_now_ms() - t0 < 1000);
+	T_EQ(s->nreq, 0);
+	T_ASSERT(!c->broken);
+	rdax_disconnect(&c);
+}
+
 int main(void)
 {
 	test_init();
@@ -1004,6 +1133,8 @@ int main(void)
 	test_zero_window();
 	test_wire();
 	test_wait_for_credit();
+	test_never_enough();
+	test_ioq_never_enough();
 	test_negotiate();
 	test_grant_above_ask();
 	test_grant_flood();
@@ -1011,5 +1142,6 @@ int main(void)
 	test_compound();
 	test_io_chunk();
 	test_rw();
+	test_rw_no_credits();
 	return t_done();
 }
