@@ -419,7 +419,7 @@ static void mw_put(struct rdax_conn *c, struct ibv_mw *mw)
 
 uint32_t cli_io_chunk(struct rdax_conn *c, bool write, size_t want)
 {
-	uint64_t by_credits = cli_credits_io_max(&c->cr, c->ninflight);
+	uint64_t by_credits = cli_credits_io_max(&c->cr);
 	uint64_t n = want, max = write ? c->max_write : c->max_read;
 
 	if (n > max)

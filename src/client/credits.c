@@ -75,9 +75,7 @@ int cli_credits_check(const struct cli_credits *cr, uint32_t need, bool outstand
 	return -EAGAIN;
 }
 
-uint64_t cli_credits_io_max(const struct cli_credits *cr, bool outstanding)
+uint64_t cli_credits_io_max(const struct cli_credits *cr)
 {
-	if (outstanding)
-		return UINT64_MAX;
 	return (uint64_t)(cr->held ? cr->held : 1) * SMB2_CREDIT_UNIT;
 }

@@ -39,7 +39,10 @@ void cli_credits_grant(struct cli_credits *cr, uint16_t granted);
  * flight are in? 0, or -EAGAIN when they never will be.
  */
 int cli_credits_check(const struct cli_credits *cr, uint32_t need, bool outstanding);
-/* Largest READ/WRITE (bytes) the window carries in one request. */
-uint64_t cli_credits_io_max(const struct cli_credits *cr, bool outstanding);
+/*
+ * Largest READ/WRITE (bytes) to build now: what the credits held carry,
+ * or one credit's worth when none are (it is sent once one comes back).
+ */
+uint64_t cli_credits_io_max(const struct cli_credits *cr);
 
 #endif
