@@ -60,12 +60,29 @@ int cli_credits_take(struct cli_credits *cr, const uint16_t *charge, int n,
 	return 0;
 }
 
-void cli_credits_grant(struct cli_credits *cr, uint16_t granted)
+/* using fewer credits than granted is always allowed */
+static void add_held(struct cli_credits *cr, uint32_t n)
 {
 	uint32_t room = cr->held < CLI_CREDIT_MAX ? CLI_CREDIT_MAX - cr->held : 0;
 
-	/* using fewer credits than granted is always allowed */
-	cr->held += granted < room ? granted : room;
+	cr->held += n < room ? n : room;
+}
+
+int cli_credits_return(struct cli_credits *cr, const uint16_t *charge, int n,
+		       const uint64_t *mid)
+{
+	uint32_t total = cli_credits_chain_charge(charge, n);
+
+	if (n <= 0 || cr->next_mid != mid[0] + total)
+		return -EINVAL;
+	cr->next_mid = mid[0];
+	add_held(cr, total);
+	return 0;
+}
+
+void cli_credits_grant(struct cli_credits *cr, uint16_t granted)
+{
+	add_held(cr, granted);
 }
 
 int cli_credits_check(const struct cli_credits *cr, uint32_t need, bool outstanding)

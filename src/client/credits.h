@@ -32,6 +32,12 @@ uint16_t cli_credits_ask(const struct cli_credits *cr, uint16_t charge);
  */
 int cli_credits_take(struct cli_credits *cr, const uint16_t *charge, int n,
 		     uint64_t *mid, uint16_t *ask);
+/*
+ * Give back what the last take took for a chain that never reached the
+ * wire, so its MessageIds are not skipped. -EINVAL if it was not last.
+ */
+int cli_credits_return(struct cli_credits *cr, const uint16_t *charge, int n,
+		       const uint64_t *mid);
 /* The CreditResponse of one response PDU; held stays <= CLI_CREDIT_MAX. */
 void cli_credits_grant(struct cli_credits *cr, uint16_t granted);
 /*

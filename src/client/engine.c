@@ -297,6 +297,8 @@ static int send_queued(struct rdax_conn *c)
 			fail_all(c, ret);
 			return ret;
 		}
+		/* it never reached the wire: no MessageId may be skipped */
+		cli_credits_return(&c->cr, ch->charge, ch->n, ch->mid);
 		chain_finish(c, ch, ret);
 	}
 	return 0;

@@ -116,6 +116,29 @@ static void test_take(void)
 	T_EQ(cr.held, 0);
 }
 
+static void test_return(void)
+{
+	const uint16_t a[] = { 2, 1 }, b[] = { 4 };
+	struct cli_credits cr;
+	uint64_t ma[2], mb[1];
+	uint16_t ask[2];
+
+	t_section("return: an unsent chain's MessageIds and credits come back");
+	window(&cr, 30, 10);
+	T_EQ(cli_credits_take(&cr, a, 2, ma, ask), 0);
+	T_EQ(cli_credits_return(&cr, a, 2, ma), 0);
+	T_EQ(cr.next_mid, 30);
+	T_EQ(cr.held, 10);
+	T_EQ(cli_credits_take(&cr, b, 1, mb, ask), 0);
+	T_EQ(mb[0], 30);
+
+	t_section("return: only the last chain taken");
+	T_EQ(cli_credits_take(&cr, a, 2, ma, ask), 0);
+	T_EQ(cli_credits_return(&cr, b, 1, mb), -EINVAL);
+	T_EQ(cr.next_mid, 37);
+	T_EQ(cr.held, 3);
+}
+
 static void test_grant(void)
 {
 	struct cli_credits cr;
@@ -262,6 +285,8 @@ struct fake {
 	struct fake_req req[FAKE_MAX_REQ];
 	int nreq;
 	int bad_mid;			/* PDUs beyond the window or reused */
+	uint64_t expect_mid;		/* MessageIds go out in order, no gap */
+	int gaps;
 	struct fake_msg *head, **tail;
 	/* the server's window: MessageIds it will take */
 	uint8_t avail[FAKE_WINDOW];
@@ -453,6 +478,13 @@ static int fake_send(struct xprt *x, struct xbuf *b)
 		if (s->nreq < FAKE_MAX_REQ)
 			s->req[s->nreq++] = (struct fake_req){ .cmd = h.command,
 				.charge = h.credit_charge, .ask = h.credits, .mid = h.message_id };
+		if (h.message_id != s->expect_mid) {
+			printf("  fake: MessageId %llu sent, %llu expected\n",
+			       (unsigned long long)h.message_id,
+			       (unsigned long long)s->expect_mid);
+			s->gaps++;
+		}
+		s->expect_mid = h.message_id + (h.credit_charge ? h.credit_charge : 1);
 		fake_use(s, &h, c->dialect);
 		if (s->reply)
 			fake_answer(s, &m, msg + off, plen, &h);
@@ -541,6 +573,7 @@ static struct rdax_conn *conn_new(struct fake **out, uint64_t mid, uint32_t held
 	s->tail = &s->head;
 	s->grant = GRANT_ASKED;
 	s->top = mid;
+	s->expect_mid = mid;
 	fake_open(s, mid, held);
 	ev.data.ptr = &s->ev;
 	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, s->efd, &ev))
@@ -548,6 +581,14 @@ static struct rdax_conn *conn_new(struct fake **out, uint64_t mid, uint32_t held
 	cli_engine_start(c, &s->x);
 	*out = s;
 	return c;
+}
+
+/* every test: nothing beyond the window, no MessageId skipped */
+static void conn_done(struct rdax_conn **c, struct fake *s)
+{
+	T_EQ(s->bad_mid, 0);
+	T_EQ(s->gaps, 0);
+	rdax_disconnect(c);
 }
 
 static void fake_file(struct fake *s, size_t len)
@@ -656,7 +697,7 @@ static void test_zero_window(void)
 	T_EQ(c->cr.next_mid, 7);
 	T_EQ(c->cr.held, 0);
 	T_ASSERT(!c->broken);
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 }
 
 static void test_wire(void)
@@ -687,8 +728,7 @@ static void test_wire(void)
 	T_EQ(c->cr.next_mid, 23);
 	T_EQ(c->cr.held, 100 - 13);
 	T_EQ(c->ninflight, 3);
-	T_EQ(s->bad_mid, 0);
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 	for (i = 0; i < 3; i++) {
 		T_EQ(t[i].done, 1);
 		T_EQ(t[i].err, -ESHUTDOWN);
@@ -727,8 +767,7 @@ static void test_wait_for_credit(void)
 	T_EQ(tb.err, 0);
 	T_EQ(c->cr.held, 1);
 	T_EQ(c->ninflight, 0);
-	T_EQ(s->bad_mid, 0);
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 }
 
 static void test_never_enough(void)
@@ -764,8 +803,7 @@ static void test_never_enough(void)
 	T_EQ(s->nreq, 2);
 	if (s->nreq == 2)
 		T_EQ(s->req[1].mid, 1);
-	T_EQ(s->bad_mid, 0);
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 
 	t_section("a grant of 0 on the last in flight: the queue fails, no hang");
 	c = conn_new(&s, 0, 1);
@@ -781,7 +819,7 @@ static void test_never_enough(void)
 	T_EQ(s->nreq, 1);
 	T_EQ(c->ninflight, 0);
 	T_ASSERT(!c->broken);
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 }
 
 /* an rdax_ioq whose second read waits for credits that never come */
@@ -830,8 +868,39 @@ static void test_ioq_never_enough(void)
 	T_ASSERT(!c->broken);
 	rdax_ioq_delete(&q);
 out:
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 	free(buf);
+}
+
+static void test_unsent(void)
+{
+	const uint16_t three[] = { 3 }, one[] = { 1 };
+	struct cli_chain a, b;
+	struct tally ta, tb;
+	struct rdax_conn *c;
+	struct fake *s;
+
+	t_section("a chain that fails before the wire gives its credits back");
+	c = conn_new(&s, 5, 10);
+	c->have_key = true;
+	c->signing = true;
+	c->sign_alg = 0x7777;		/* signing fails */
+	T_EQ(echo_submit(c, &a, three, 1, &ta), 0);
+	T_EQ(ta.done, 1);
+	T_EQ(ta.err, -EINVAL);
+	T_EQ(s->nreq, 0);
+	T_EQ(c->cr.held, 10);
+	T_EQ(c->cr.next_mid, 5);
+	T_EQ(c->ninflight, 0);
+
+	t_section("the next chain takes the MessageIds it did not use");
+	c->sign_alg = SMB2_SIGN_AES_CMAC;
+	T_EQ(echo_submit(c, &b, one, 1, &tb), 0);
+	T_EQ(s->nreq, 1);
+	if (s->nreq == 1)
+		T_EQ(s->req[0].mid, 5);
+	T_EQ(c->cr.held, 9);
+	conn_done(&c, s);
 }
 
 static void test_negotiate(void)
@@ -866,8 +935,7 @@ static void test_negotiate(void)
 	T_EQ(s->nreq, 3);
 	if (s->nreq == 3)
 		T_EQ(s->req[2].mid, 2);
-	T_EQ(s->bad_mid, 0);
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 }
 
 static void test_grant_above_ask(void)
@@ -897,8 +965,7 @@ static void test_grant_above_ask(void)
 	T_EQ(echo_chain(c, &ch, one, 1, NULL), 0);
 	T_EQ(cli_chain_run(c, &ch), -EAGAIN);
 	T_EQ(s->nreq, 1001);
-	T_EQ(s->bad_mid, 0);
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 }
 
 static void test_grant_flood(void)
@@ -931,8 +998,7 @@ static void test_grant_flood(void)
 	T_EQ(s->nreq, 1);
 	if (s->nreq == 1)
 		T_EQ(s->req[0].ask, 1);
-	T_EQ(s->bad_mid, 0);
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 }
 
 static void test_interim(void)
@@ -964,7 +1030,7 @@ static void test_interim(void)
 	T_EQ(t.err, 0);
 	T_EQ(c->ninflight, 0);
 	T_EQ(c->cr.next_mid, 21);
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 
 	t_section("a synchronous chain through interim and final");
 	c = conn_new(&s, 0, 2);
@@ -976,8 +1042,7 @@ static void test_interim(void)
 	T_EQ(cli_chain_run(c, &ch), 0);
 	T_EQ(ch.rsp[0].status, 0);
 	T_EQ(c->cr.held, 1 + 3 + 2);
-	T_EQ(s->bad_mid, 0);
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 }
 
 static void test_compound(void)
@@ -1001,7 +1066,7 @@ static void test_compound(void)
 	T_EQ(t.pdus, 3);
 	T_EQ(t.done, 1);
 	T_EQ(c->ninflight, 0);
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 
 	t_section("compound answered PDU by PDU, out of order");
 	c = conn_new(&s, 0, 10);
@@ -1017,7 +1082,7 @@ static void test_compound(void)
 	T_EQ(c->cr.held, 12);
 	T_EQ(t.pdus, 3);
 	T_EQ(t.done, 1);
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 
 	t_section("a PDU that is not ours still grants");
 	c = conn_new(&s, 0, 4);
@@ -1025,7 +1090,7 @@ static void test_compound(void)
 	mb_simple(s, &m, SMB2_ECHO, 77, 0, 2, 0);
 	T_EQ(fake_deliver(s, &m), 0);
 	T_EQ(c->cr.held, 6);
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 }
 
 static void test_io_chunk(void)
@@ -1052,7 +1117,7 @@ static void test_io_chunk(void)
 	c->dialect = SMB2_DIALECT_202;
 	c->cr.held = 1;
 	T_EQ(cli_io_chunk(c, false, 4 * MIB), MIB);
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 }
 
 /* rdax_pread/rdax_pwrite of len bytes against a server granting `grant` */
@@ -1082,13 +1147,12 @@ static void rw_against(int grant, uint32_t held, size_t len)
 	n = rdax_pwrite(&file, buf, len, 0);
 	T_EQ(n, (ssize_t)len);
 	T_ASSERT(n == (ssize_t)len && !memcmp(s->file, buf, len));
-	T_EQ(s->bad_mid, 0);
 	T_ASSERT(!c->broken);
 	for (i = 0; i < s->nreq; i++)
 		if (s->req[i].charge > most)
 			most = s->req[i].charge;
 	printf("  %d requests, largest charge %d\n", s->nreq, most);
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 	free(buf);
 	free(exp);
 }
@@ -1130,7 +1194,7 @@ static void test_rw_no_credits(void)
 	T_ASSERT(cli_now_ms() - t0 < 1000);
 	T_EQ(s->nreq, 0);
 	T_ASSERT(!c->broken);
-	rdax_disconnect(&c);
+	conn_done(&c, s);
 }
 
 int main(void)
@@ -1138,6 +1202,7 @@ int main(void)
 	test_init();
 	test_ask();
 	test_take();
+	test_return();
 	test_grant();
 	test_grant_cap();
 	test_check();
@@ -1148,6 +1213,7 @@ int main(void)
 	test_wait_for_credit();
 	test_never_enough();
 	test_ioq_never_enough();
+	test_unsent();
 	test_negotiate();
 	test_grant_above_ask();
 	test_grant_flood();
