@@ -443,7 +443,6 @@ static void fail_all(struct rdax_conn *c, int err)
 	while (!list_empty(&c->sendq)) {
 		ch = list_entry(c->sendq.next, struct cli_chain, link);
 		list_del(&ch->link);
-		c->ninflight++;
 		chain_finish(c, ch, err);
 	}
 }

@@ -903,6 +903,31 @@ static void test_unsent(void)
 	conn_done(&c, s);
 }
 
+static void test_fail_all(void)
+{
+	const uint16_t one[] = { 1 };
+	struct cli_chain a, b;
+	struct tally ta, tb;
+	struct rdax_conn *c;
+	struct fake *s;
+
+	t_section("a broken connection fails what is in flight and queued, once");
+	c = conn_new(&s, 0, 1);
+	T_EQ(echo_submit(c, &a, one, 1, &ta), 0);
+	T_EQ(echo_submit(c, &b, one, 1, &tb), 0);
+	T_EQ(c->ninflight, 1);
+	cli_engine_stop_inflight(c, -EIO);
+	T_EQ(ta.done, 1);
+	T_EQ(ta.err, -EIO);
+	T_EQ(tb.done, 1);
+	T_EQ(tb.err, -EIO);
+	T_EQ(c->ninflight, 0);
+	T_ASSERT(list_empty(&c->inflight));
+	T_ASSERT(list_empty(&c->sendq));
+	conn_done(&c, s);
+	T_EQ(ta.done + tb.done, 2);
+}
+
 static void test_negotiate(void)
 {
 	const uint16_t one[] = { 1 };
@@ -1214,6 +1239,7 @@ int main(void)
 	test_never_enough();
 	test_ioq_never_enough();
 	test_unsent();
+	test_fail_all();
 	test_negotiate();
 	test_grant_above_ask();
 	test_grant_flood();
