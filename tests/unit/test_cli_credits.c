@@ -665,15 +665,15 @@ static int echo_submit(struct rdax_conn *c, struct cli_chain *ch, const uint16_t
 
 static void test_zero_window(void)
 {
-	const uint16_t one[] = { 1 };
+	const uint16_t one[] = { 1 }, one_two[] = { 1, 2 }, pair[] = { 1, 1 };
 	struct rdax_tree tree = { .id = 1 };
 	struct rdax_file file = { .t = &tree };
 	struct rdax_io io = { .opcode = RDAX_OP_READ, .file = &file, .len = 64 * KIB };
 	struct rdax_ioq *q = NULL;
 	struct cli_chain ch;
 	struct rdax_conn *c;
+	static uint8_t buf[64 * KIB];
 	struct fake *s;
-	uint8_t buf[64];
 
 	t_section("no credits, nothing in flight: -EAGAIN, nothing sent");
 	c = conn_new(&s, 7, 0);
@@ -697,6 +697,18 @@ static void test_zero_window(void)
 	T_EQ(c->cr.next_mid, 7);
 	T_EQ(c->cr.held, 0);
 	T_ASSERT(!c->broken);
+	conn_done(&c, s);
+
+	t_section("a compound is checked as a whole");
+	c = conn_new(&s, 0, 2);
+	s->reply = true;
+	T_EQ(echo_chain(c, &ch, one_two, 2, NULL), 0);
+	T_EQ(cli_chain_run(c, &ch), -EAGAIN);
+	T_ASSERT(strstr(rdax_errmsg(c), "2 held, 3 needed") != NULL);
+	T_EQ(s->nreq, 0);
+	T_EQ(echo_chain(c, &ch, pair, 2, NULL), 0);
+	T_EQ(cli_chain_run(c, &ch), 0);
+	T_EQ(s->nreq, 2);
 	conn_done(&c, s);
 }
 
