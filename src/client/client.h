@@ -6,6 +6,7 @@
 #include <stdarg.h>
 
 #include "rdax.h"
+#include "client/credits.h"
 #include "crypto/crypto.h"
 #include "mem/mem.h"
 #include "proto/smb2.h"
@@ -15,7 +16,6 @@
 
 #define CLI_MAX_CHAIN 8
 #define CLI_TF_ROOM 64			/* room before tx data for a transform */
-#define CLI_CREDIT_TARGET 512
 
 struct rdax_cfg {
 	enum rdax_transport transport;
@@ -115,8 +115,7 @@ struct rdax_conn {
 	uint32_t max_trans;
 	uint8_t client_guid[16];
 	uint8_t preauth[64];
-	uint64_t next_mid;
-	uint32_t credits;
+	struct cli_credits cr;		/* SMB2 credit window */
 	uint64_t session_id;
 	struct smb3_keys keys;
 	bool have_key;

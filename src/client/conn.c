@@ -261,7 +261,7 @@ int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st)
 	struct smbd_info si;
 
 	*st = c->stats;
-	st->credits = c->credits;
+	st->credits = c->cr.held;
 	st->rdma_bytes = c->rdma_bytes;
 	st->inline_bytes = c->inline_bytes;
 	if (c->mrc) {
@@ -419,12 +419,12 @@ static void mw_put(struct rdax_conn *c, struct ibv_mw *mw)
 
 uint32_t cli_io_chunk(struct rdax_conn *c, bool write, size_t want)
 {
-	uint64_t by_credits = (uint64_t)(c->credits ? c->credits : 1) * SMB2_CREDIT_UNIT;
+	uint64_t by_credits = cli_credits_io_max(&c->cr);
 	uint64_t n = want, max = write ? c->max_write : c->max_read;
 
 	if (n > max)
 		n = max;
-	if (c->dialect > SMB2_DIALECT_202 && n > by_credits && !c->ninflight)
+	if (c->dialect > SMB2_DIALECT_202 && n > by_credits)
 		n = by_credits;
 	if (c->x) {
 		bool rdma = !c->signing && !c->encrypt && n >= c->cfg.rdma_threshold;
@@ -797,7 +797,7 @@ int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
 	list_init(&c->sendq);
 	list_init(&c->inflight);
 	c->port = port ? port : 445;
-	c->credits = 1;
+	cli_credits_init(&c->cr);
 	snprintf(c->host, sizeof(c->host), "%s", host);
 	crypto_random(c->client_guid, sizeof(c->client_guid));
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -146,12 +146,7 @@ static bool need_sign(const struct rdax_conn *c, const struct cli_chain *ch)
 
 static uint32_t chain_charge(const struct cli_chain *ch)
 {
-	uint32_t total = 0;
-	int i;
-
-	for (i = 0; i < ch->n; i++)
-		total += ch->charge[i];
-	return total;
+	return cli_credits_chain_charge(ch->charge, ch->n);
 }
 
 /* Complete a chain: take it off the lists and tell its owner. */
@@ -175,11 +170,13 @@ static void chain_finish(struct rdax_conn *c, struct cli_chain *ch, int err)
 }
 
 /*
- * Headers, signing, preauth and encryption, then hand to the transport.
- * *fatal is set when the transport failed (the connection is unusable);
- * other errors concern this chain only.
+ * Headers (ch->mid[] and ask[] taken from the credit window), signing,
+ * preauth and encryption, then hand to the transport. *fatal is set when
+ * the transport failed (the connection is unusable); other errors
+ * concern this chain only.
  */
-static int chain_transmit(struct rdax_conn *c, struct cli_chain *ch, bool *fatal)
+static int chain_transmit(struct rdax_conn *c, struct cli_chain *ch,
+			  const uint16_t *ask, bool *fatal)
 {
 	struct cli_txbuf *tb = ch->tb;
 	uint8_t *base = tb_base(tb);
@@ -189,16 +186,9 @@ static int chain_transmit(struct rdax_conn *c, struct cli_chain *ch, bool *fatal
 
 	for (i = 0; i < ch->n; i++) {
 		uint8_t *p = base + ch->off[i];
-		uint16_t want = ch->charge[i];
 
-		if (c->credits < CLI_CREDIT_TARGET)
-			want += (uint16_t)(CLI_CREDIT_TARGET - c->credits > 256 ?
-					   256 : CLI_CREDIT_TARGET - c->credits);
-		ch->mid[i] = c->next_mid;
-		c->next_mid += ch->charge[i];
-		c->credits -= c->dialect ? ch->charge[i] : 0;
 		put_le64(p + 24, ch->mid[i]);
-		put_le16(p + 14, want);
+		put_le16(p + 14, ask[i]);
 		if (c->dialect <= SMB2_DIALECT_202)
 			put_le16(p + 6, 0);
 		end = i + 1 < ch->n ? ch->off[i + 1] : ch->len;
@@ -266,34 +256,49 @@ static int chain_transmit(struct rdax_conn *c, struct cli_chain *ch, bool *fatal
 
 static void fail_all(struct rdax_conn *c, int err);
 
+static int credits_err(struct rdax_conn *c, uint32_t need)
+{
+	return cli_err(c, -EAGAIN, "not enough SMB credits (%u held, %u needed)",
+		       c->cr.held, need);
+}
+
 /*
  * Send queued chains in order while the credits cover them. A chain that
- * cannot be sent completes with its error (once, through chain_finish);
- * a transport failure fails every chain and breaks the connection, and
- * is returned.
+ * cannot be sent completes with its error (once, through chain_finish),
+ * as does one the credits do not cover with nothing in flight to bring
+ * more; a transport failure fails every chain and breaks the connection,
+ * and is returned.
  */
 static int send_queued(struct rdax_conn *c)
 {
+	uint16_t ask[CLI_MAX_CHAIN];
 	struct cli_chain *ch;
 	bool fatal;
 	int ret;
 
 	while (!list_empty(&c->sendq)) {
 		ch = list_entry(c->sendq.next, struct cli_chain, link);
-		if (c->dialect && chain_charge(ch) > c->credits)
-			return 0;
+		if (cli_credits_take(&c->cr, ch->charge, ch->n, ch->mid, ask)) {
+			if (c->ninflight)
+				return 0;	/* responses bring credits */
+			list_del(&ch->link);
+			chain_finish(c, ch, credits_err(c, chain_charge(ch)));
+			continue;
+		}
 		list_del(&ch->link);
 		list_add_tail(&ch->link, &c->inflight);
 		c->ninflight++;
 		ch->pending = ch->n;
 		fatal = false;
-		ret = chain_transmit(c, ch, &fatal);
+		ret = chain_transmit(c, ch, ask, &fatal);
 		if (!ret)
 			continue;
 		if (fatal) {
 			fail_all(c, ret);
 			return ret;
 		}
+		/* it never reached the wire: no MessageId may be skipped */
+		cli_credits_return(&c->cr, ch->charge, ch->n, ch->mid);
 		chain_finish(c, ch, ret);
 	}
 	return 0;
@@ -301,10 +306,11 @@ static int send_queued(struct rdax_conn *c)
 
 int cli_check_credits(struct rdax_conn *c, uint32_t need)
 {
-	if (!c->dialect || need <= c->credits || c->ninflight || !list_empty(&c->sendq))
+	bool outstanding = c->ninflight || !list_empty(&c->sendq);
+
+	if (!cli_credits_check(&c->cr, need, outstanding))
 		return 0;
-	return cli_err(c, -EAGAIN, "not enough SMB credits (%u held, %u needed)",
-		       c->credits, need);
+	return credits_err(c, need);
 }
 
 int cli_chain_submit(struct rdax_conn *c, struct cli_chain *ch)
@@ -392,7 +398,7 @@ static int on_msg(void *arg, uint8_t *msg, size_t len)
 		    smb2_hdr_decode(msg + off, plen, &h) ||
 		    !(h.flags & SMB2_FLAGS_SERVER_TO_REDIR))
 			return cli_err(c, -EPROTO, "malformed response from %s", c->host);
-		c->credits += h.credits;
+		cli_credits_grant(&c->cr, h.credits);
 		ch = find_chain(c, h.message_id, &i);
 		if (!ch)
 			goto next;	/* not ours (an oplock break, a late reply) */
@@ -437,7 +443,6 @@ static void fail_all(struct rdax_conn *c, int err)
 	while (!list_empty(&c->sendq)) {
 		ch = list_entry(c->sendq.next, struct cli_chain, link);
 		list_del(&ch->link);
-		c->ninflight++;
 		chain_finish(c, ch, err);
 	}
 }

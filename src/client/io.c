@@ -198,8 +198,13 @@ static ssize_t sync_rw(struct rdax_file *f, uint32_t op, uint8_t *buf, size_t le
 
 	memset(io, 0, sizeof(io));
 	while (active || (!stop && issued < len && !err)) {
-		/* keep up to SYNC_PIPELINE chunks in flight, in order */
-		while (!stop && !err && issued < len && active < SYNC_PIPELINE) {
+		/*
+		 * Keep up to SYNC_PIPELINE chunks in flight, in order, each
+		 * sized by the credits held: with none held, the next waits
+		 * for what the chunks in flight bring back.
+		 */
+		while (!stop && !err && issued < len && active < SYNC_PIPELINE &&
+		       (!active || c->cr.held)) {
 			struct cli_io *x = &io[(head + active) % SYNC_PIPELINE];
 			uint32_t n = cli_io_chunk(c, op == RDAX_OP_WRITE, len - issued);
 
