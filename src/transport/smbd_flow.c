@@ -22,10 +22,15 @@ static int cap_credits(int n)
 	return n > SMBD_CREDITS_MAX ? SMBD_CREDITS_MAX : n;
 }
 
-/* What we can reassemble: half of what all our receives could carry. */
+/*
+ * What we can reassemble: half of what all our receives could carry,
+ * and never below the least a peer must accept ([MS-SMBD] 3.1.5.6/7).
+ */
 static uint32_t frag_recv_size(const struct smbd_flow *f, uint32_t recv_size)
 {
-	return (uint32_t)f->recv_max * recv_size / 2;
+	uint32_t n = (uint32_t)f->recv_max * recv_size / 2;
+
+	return n < SMBD_MIN_FRAGMENTED_SIZE ? SMBD_MIN_FRAGMENTED_SIZE : n;
 }
 
 void smbd_flow_init(struct smbd_flow *f, const struct smbd_params *p)

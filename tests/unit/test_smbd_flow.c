@@ -220,6 +220,42 @@ static void server_negotiation_errors(void)
 	T_EQ(f.max_recv_size, SMBD_MIN_RECEIVE_SIZE);
 	T_EQ(rsp.max_receive_size, SMBD_MIN_RECEIVE_SIZE);
 
+	/*
+	 * Small sends from the client: 255 receives of 1024 bytes hold
+	 * 130560 bytes, which a client must refuse as a max fragmented size
+	 */
+	for (i = 0; i < 2; i++) {
+		uint8_t rb[SMBD_NEG_RSP_SIZE];
+		struct smbd_flow cl;
+
+		posted_flow(&f, &def_params);
+		smbd_flow_recv_done(&f);
+		smbd_flow_neg_request(&f, &r);
+		r.preferred_send_size = i ? 64 : 1024;
+		smbd_neg_req_encode(b, &r);
+		T_EQ(smbd_flow_server_negotiate(&f, b, sizeof(b), &rsp), 0);
+		T_EQ(rsp.max_fragmented_size, SMBD_MIN_FRAGMENTED_SIZE);
+		T_EQ(f.max_frag_recv, SMBD_MIN_FRAGMENTED_SIZE);
+		posted_flow(&cl, &def_params);
+		smbd_flow_recv_done(&cl);
+		smbd_neg_rsp_encode(rb, &rsp);
+		T_EQ(smbd_flow_client_negotiated(&cl, rb, sizeof(rb)), 0);
+		smbd_flow_free(&cl);
+	}
+
+	/* and a client with few receives asks for at least the minimum */
+	{
+		struct smbd_params few = def_params;
+
+		few.recv_credit_max = 16;
+		smbd_flow_init(&f, &few);
+		smbd_flow_neg_request(&f, &r);
+		T_EQ(r.max_fragmented_size, SMBD_MIN_FRAGMENTED_SIZE);
+		smbd_flow_init(&f, &def_params);
+		smbd_flow_neg_request(&f, &r);
+		T_EQ(r.max_fragmented_size, N_RECV * SIZE / 2);
+	}
+
 	/* grants in the response stop at 65535 */
 	smbd_flow_init(&f, &def_params);
 	f.recv_max = 0xFFFF;
