@@ -4,10 +4,11 @@
  *
  * Per connection: one RC QP, one CQ with a completion channel, receive
  * and send buffers allocated and registered once. Credits follow
- * [MS-SMBD] 3.1.5: every message costs a send credit; the last credit
- * is never spent on a message that grants nothing; fragments of one
- * upper-layer message are never interleaved with anything else;
- * receives are reposted in batches and granted in the next message.
+ * [MS-SMBD] 3.1.5 (the accounting is transport/smbd_flow.c): every
+ * message costs a send credit; the last credit is never spent on a
+ * message that grants nothing; fragments of one upper-layer message are
+ * never interleaved with anything else; receives are reposted in
+ * batches and granted in the next message.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -75,32 +76,21 @@ struct smbd_conn {
 	struct ibv_qp *qp;
 	int max_sge;
 	bool mw_ok;
-	/* negotiated */
-	uint32_t max_send_size;
-	uint32_t max_recv_size;
-	uint32_t max_frag_send;
-	uint32_t max_frag_recv;
-	uint32_t max_rw;
 	uint8_t ord, ird;
+	/* negotiated sizes, credits, posted receives, reassembly */
+	struct smbd_flow flow;
 	/* receive side */
 	uint8_t *recv_mem;
 	struct ibv_mr *recv_mr;
 	struct smbd_recv *recvs;
 	int nrecv;
-	int recv_posted;		/* receives the peer may fill */
-	int recv_target;		/* what the peer asked for */
-	int peer_credits;		/* granted to the peer, not yet used */
-	struct smbd_recv **repost;	/* consumed, waiting to be reposted */
-	int nrepost;
-	uint8_t *reasm;
-	size_t reasm_cap, reasm_len, reasm_total;
-	bool reasm_active;
+	/* consumed, waiting to be reposted: flow.recv_idle of them */
+	struct smbd_recv **repost;
 	/* send side */
 	uint8_t *send_mem;
 	struct ibv_mr *send_mr;
 	struct smbd_send *sends;
 	struct smbd_send *send_free;
-	int send_credits;
 	int sq_used;			/* send queue entries in use */
 	int sq_cap;
 	struct xbuf *tx_head, *tx_tail;
@@ -177,7 +167,7 @@ static int alloc_buffers(struct smbd_conn *c)
 	for (i = 0; i < c->nrecv; i++) {
 		c->recvs[i].wr_type = WR_RECV;
 		c->recvs[i].buf = c->recv_mem + (size_t)i * c->prm.max_recv_size;
-		c->repost[c->nrepost++] = &c->recvs[i];
+		c->repost[i] = &c->recvs[i];
 	}
 	for (i = 0; i < c->prm.send_slots; i++) {
 		c->sends[i].wr_type = WR_SEND;
@@ -199,7 +189,7 @@ static void free_buffers(struct smbd_conn *c)
 	free(c->repost);
 	free(c->send_mem);
 	free(c->sends);
-	free(c->reasm);
+	smbd_flow_free(&c->flow);
 	free(c->cl_msg);
 }
 
@@ -210,10 +200,10 @@ static int repost_receives(struct smbd_conn *c)
 	struct ibv_sge sges[64];
 	int n, i, ret;
 
-	while (c->nrepost) {
-		n = c->nrepost < 64 ? c->nrepost : 64;
+	while (c->flow.recv_idle) {
+		n = c->flow.recv_idle < 64 ? c->flow.recv_idle : 64;
 		for (i = 0; i < n; i++) {
-			struct smbd_recv *r = c->repost[c->nrepost - 1 - i];
+			struct smbd_recv *r = c->repost[c->flow.recv_idle - 1 - i];
 
 			sges[i].addr = (uintptr_t)r->buf;
 			sges[i].length = c->prm.max_recv_size;
@@ -226,8 +216,7 @@ static int repost_receives(struct smbd_conn *c)
 		ret = ibv_post_recv(c->qp, wrs, &bad);
 		if (ret)
 			return -ret;
-		c->nrepost -= n;
-		c->recv_posted += n;
+		smbd_flow_reposted(&c->flow, n);
 	}
 	return 0;
 }
@@ -260,39 +249,12 @@ static int post_send(struct smbd_conn *c, struct smbd_send *s, size_t len,
 	return 0;
 }
 
-/*
- * Posted receives not yet covered by a credit. Only these may be
- * granted: a credit is a promise that a receive is posted. (The peer's
- * negotiate message took a receive without a credit.)
- */
-static int recv_ungranted(const struct smbd_conn *c)
-{
-	int n = c->recv_posted - c->peer_credits;
-
-	return n > 0 ? n : 0;
-}
-
-/* Credits to grant in the next message. */
-static int grant_now(struct smbd_conn *c)
-{
-	int want = c->recv_target - c->peer_credits;
-	int room = recv_ungranted(c);
-	int g;
-
-	if (want < 0)
-		want = 0;
-	/* spending our last credit needs a grant so the peer can answer */
-	if (c->send_credits == 1 && want == 0)
-		want = 1;
-	g = want < room ? want : room;
-	return g > 0xFFFF ? 0xFFFF : g;
-}
-
+/* A send buffer, send queue room and credits for a message granting grant. */
 static bool can_send(struct smbd_conn *c, int grant)
 {
-	if (!c->send_free || c->sq_used >= c->sq_cap || c->send_credits <= 0)
+	if (!c->send_free || c->sq_used >= c->sq_cap)
 		return false;
-	return c->send_credits > 1 || grant > 0;
+	return smbd_flow_can_send(&c->flow, grant);
 }
 
 /* Copy n bytes at offset off of an xbuf's (data, tail) concatenation. */
@@ -320,7 +282,7 @@ static int send_data_msg(struct smbd_conn *c, const uint8_t *payload,
 	int ret;
 
 	d.credits_requested = c->prm.send_credit_target;
-	d.credits_granted = (uint16_t)grant_now(c);
+	d.credits_granted = (uint16_t)smbd_flow_grant_now(&c->flow);
 	d.flags = flags;
 	d.remaining = remaining;
 	d.data_length = len;
@@ -333,8 +295,7 @@ static int send_data_msg(struct smbd_conn *c, const uint8_t *payload,
 	if (ret)
 		return ret;
 	c->send_free = s->next_free;
-	c->send_credits--;
-	c->peer_credits += d.credits_granted;
+	smbd_flow_on_send(&c->flow, d.credits_granted);
 	c->info.fragments_out++;
 	c->info.inline_bytes_out += len;
 	return 0;
@@ -343,7 +304,7 @@ static int send_data_msg(struct smbd_conn *c, const uint8_t *payload,
 /* Push queued messages, fragment by fragment, as credits allow. */
 static int push(struct smbd_conn *c)
 {
-	uint32_t room = c->max_send_size - SMBD_DATA_OFFSET;
+	uint32_t room = c->flow.max_send_size - SMBD_DATA_OFFSET;
 	struct xbuf *b;
 	int ret;
 
@@ -354,7 +315,7 @@ static int push(struct smbd_conn *c)
 		uint32_t n = left < room ? (uint32_t)left : room;
 		bool last = n == left;
 
-		if (!can_send(c, grant_now(c))) {
+		if (!can_send(c, smbd_flow_grant_now(&c->flow))) {
 			c->info.credit_stalls++;
 			return 0;
 		}
@@ -375,8 +336,8 @@ static int push(struct smbd_conn *c)
 	}
 	/* nothing queued: an empty message for a keep-alive or a refill */
 	for (;;) {
-		int g = grant_now(c);
-		bool refill = g > 0 && c->peer_credits <= c->recv_target / 4;
+		int g = smbd_flow_grant_now(&c->flow);
+		bool refill = smbd_flow_refill_due(&c->flow, g);
 
 		if (!c->keepalive_rsp && !refill)
 			break;
@@ -398,7 +359,7 @@ static int smbd_send(struct xprt *x, struct xbuf *b)
 		b->release(b);
 		return -ENOTCONN;
 	}
-	if (b->len + b->tail_len > c->max_frag_send) {
+	if (b->len + b->tail_len > c->flow.max_frag_send) {
 		b->release(b);
 		return -EMSGSIZE;
 	}
@@ -609,137 +570,54 @@ static int deliver(struct smbd_conn *c, uint8_t *msg, size_t len)
 static int handle_data(struct smbd_conn *c, uint8_t *buf, uint32_t len)
 {
 	struct smbd_data d;
+	uint8_t *msg;
+	size_t n;
 	int ret;
 
-	if (smbd_data_decode(buf, len, c->max_frag_recv, &d))
-		return fail(c, "malformed data transfer message");
+	if (smbd_flow_recv(&c->flow, buf, len, &d, &msg, &n))
+		return fail(c, c->flow.why);
 	c->info.fragments_in++;
-	if (--c->peer_credits < 0)
-		return fail(c, "peer sent a message without a credit");
-	c->send_credits += d.credits_granted;
-	if (c->send_credits > 0xFFFF)
-		return fail(c, "peer granted more than 65535 credits");
-	c->recv_target = d.credits_requested < c->prm.recv_credit_max ?
-			 d.credits_requested : c->prm.recv_credit_max;
 	if (d.flags & SMBD_FLAG_RESPONSE_REQUESTED)
 		c->keepalive_rsp = true;
-	if (!d.data_length) {
-		if (d.remaining)
-			return fail(c, "empty message with remaining data");
+	if (!msg)
 		return 0;
-	}
-	if (!c->reasm_active) {
-		if (!d.remaining)	/* whole message in one fragment */
-			return deliver(c, buf + d.data_offset, d.data_length);
-		c->reasm_total = (size_t)d.data_length + d.remaining;
-		if (c->reasm_total > c->reasm_cap) {
-			uint8_t *p = realloc(c->reasm, c->reasm_total);
-
-			if (!p)
-				return fail(c, "out of memory for reassembly");
-			c->reasm = p;
-			c->reasm_cap = c->reasm_total;
-		}
-		c->reasm_len = 0;
-		c->reasm_active = true;
-	} else if (c->reasm_len + d.data_length + d.remaining != c->reasm_total) {
-		return fail(c, "fragment lengths do not add up");
-	}
-	memcpy(c->reasm + c->reasm_len, buf + d.data_offset, d.data_length);
-	c->reasm_len += d.data_length;
-	if (d.remaining)
-		return 0;
-	c->reasm_active = false;
-	ret = deliver(c, c->reasm, c->reasm_len);
-	/* drop a huge reassembly buffer after use */
-	if (c->reasm_cap > (1u << 20)) {
-		free(c->reasm);
-		c->reasm = NULL;
-		c->reasm_cap = 0;
-	}
+	ret = deliver(c, msg, n);
+	smbd_flow_msg_done(&c->flow);
 	return ret;
-}
-
-static uint16_t min16(uint32_t a, uint32_t b)
-{
-	return (uint16_t)(a < b ? a : b);
 }
 
 /* Server: [MS-SMBD] 3.1.5.6 / 3.1.5.7 for the first message. */
 static int server_negotiate(struct smbd_conn *c, const uint8_t *buf, uint32_t len)
 {
-	struct smbd_neg_rsp rsp = { 0 };
-	struct smbd_neg_req r;
+	struct smbd_flow *f = &c->flow;
 	struct smbd_send *s = c->send_free;
+	struct smbd_neg_rsp rsp;
 	int ret;
 
-	if (smbd_neg_req_decode(buf, len, &r))
-		return fail(c, "short negotiate request");
-	rsp.min_version = SMBD_VERSION;
-	rsp.max_version = SMBD_VERSION;
-	rsp.credits_requested = c->prm.send_credit_target;
-	if (r.min_version > SMBD_VERSION || r.max_version < SMBD_VERSION) {
-		rsp.status = SMBD_STATUS_NOT_SUPPORTED;
+	ret = smbd_flow_server_negotiate(f, buf, len, &rsp);
+	if (ret == -EPROTONOSUPPORT) {
 		smbd_neg_rsp_encode(s->buf, &rsp);
 		post_send(c, s, SMBD_NEG_RSP_SIZE, false, 0);
-		return fail(c, "peer does not speak SMB-Direct 1.0");
 	}
-	if (!r.credits_requested || r.max_receive_size < SMBD_MIN_RECEIVE_SIZE ||
-	    r.max_fragmented_size < SMBD_MIN_FRAGMENTED_SIZE)
-		return fail(c, "negotiate request out of range");
-	c->max_recv_size = c->prm.max_recv_size < r.preferred_send_size ?
-			   c->prm.max_recv_size : r.preferred_send_size;
-	if (c->max_recv_size < SMBD_MIN_RECEIVE_SIZE)
-		c->max_recv_size = SMBD_MIN_RECEIVE_SIZE;
-	c->max_send_size = c->prm.max_send_size < r.max_receive_size ?
-			   c->prm.max_send_size : r.max_receive_size;
-	c->max_frag_send = r.max_fragmented_size;
-	c->max_frag_recv = (uint32_t)c->prm.recv_credit_max * c->max_recv_size / 2;
-	c->recv_target = min16(r.credits_requested, c->prm.recv_credit_max);
-	c->max_rw = c->prm.max_read_write_size;
-	rsp.negotiated_version = SMBD_VERSION;
-	rsp.credits_granted = (uint16_t)(recv_ungranted(c) < 0xFFFF ? recv_ungranted(c) : 0xFFFF);
-	rsp.max_read_write_size = c->max_rw;
-	rsp.preferred_send_size = c->max_send_size;
-	rsp.max_receive_size = c->max_recv_size;
-	rsp.max_fragmented_size = c->max_frag_recv;
+	if (ret)
+		return fail(c, f->why);
 	smbd_neg_rsp_encode(s->buf, &rsp);
 	ret = post_send(c, s, SMBD_NEG_RSP_SIZE, false, 0);
 	if (ret)
 		return ret;
 	c->send_free = s->next_free;
-	c->peer_credits = rsp.credits_granted;
-	c->send_credits = 0;		/* until the peer grants some */
 	c->state = SMBD_CONNECTED;
 	pr_info("%s: SMB-Direct negotiated: send %u recv %u fragmented %u/%u rw %u",
-		c->x.peer, c->max_send_size, c->max_recv_size, c->max_frag_send,
-		c->max_frag_recv, c->max_rw);
+		c->x.peer, f->max_send_size, f->max_recv_size, f->max_frag_send,
+		f->max_frag_recv, f->max_rw);
 	return 0;
 }
 
 /* Client: [MS-SMBD] 3.1.5.7 validation of the response. */
 static int client_negotiated(struct smbd_conn *c, const uint8_t *buf, uint32_t len)
 {
-	struct smbd_neg_rsp r;
-
-	if (smbd_neg_rsp_decode(buf, len, &r))
-		return fail(c, "short negotiate response");
-	if (r.negotiated_version != SMBD_VERSION || r.status)
-		return fail(c, "server refused SMB-Direct 1.0");
-	if (!r.credits_requested || !r.credits_granted)
-		return fail(c, "server granted no credits");
-	if (r.preferred_send_size > c->prm.max_recv_size ||
-	    r.max_receive_size < SMBD_MIN_RECEIVE_SIZE ||
-	    r.max_fragmented_size < SMBD_MIN_FRAGMENTED_SIZE)
-		return fail(c, "negotiate response out of range");
-	c->max_recv_size = r.preferred_send_size;
-	c->max_send_size = c->prm.max_send_size < r.max_receive_size ?
-			   c->prm.max_send_size : r.max_receive_size;
-	c->max_frag_send = r.max_fragmented_size;
-	c->max_frag_recv = (uint32_t)c->prm.recv_credit_max * c->prm.max_recv_size / 2;
-	c->max_rw = r.max_read_write_size;
-	c->send_credits = r.credits_granted;
-	c->recv_target = min16(r.credits_requested, c->prm.recv_credit_max);
+	if (smbd_flow_client_negotiated(&c->flow, buf, len))
+		return fail(c, c->flow.why);
 	c->state = SMBD_CONNECTED;
 	return 0;
 }
@@ -749,8 +627,8 @@ static int handle_recv(struct smbd_conn *c, struct ibv_wc *wc)
 	struct smbd_recv *r = (struct smbd_recv *)(uintptr_t)wc->wr_id;
 	int ret = 0;
 
-	c->recv_posted--;
-	c->repost[c->nrepost++] = r;
+	c->repost[c->flow.recv_idle] = r;
+	smbd_flow_recv_done(&c->flow);
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (wc->status == IBV_WC_WR_FLUSH_ERR)
 			return -ECONNRESET;
@@ -826,11 +704,11 @@ static int handle_wc(struct smbd_conn *c, struct ibv_wc *wc)
 /* Drain the CQ; then repost receives and push in one batch. */
 static int poll_cq(struct smbd_conn *c)
 {
-	struct ibv_wc wcs[32];
+	struct ibv_wc wcs[SMBD_POLL_BATCH];
 	int n, i, ret = 0, err = 0;
 
 	do {
-		n = ibv_poll_cq(c->cq, 32, wcs);
+		n = ibv_poll_cq(c->cq, SMBD_POLL_BATCH, wcs);
 		if (n < 0)
 			return -EIO;
 		for (i = 0; i < n; i++) {
@@ -850,7 +728,7 @@ static int poll_cq(struct smbd_conn *c)
 		ret = repost_receives(c);
 		if (ret)
 			return ret;
-	} while (n == 32);
+	} while (n == SMBD_POLL_BATCH);
 	ret = rw_kick(c);
 	if (ret)
 		return ret;
@@ -924,7 +802,7 @@ static int smbd_tick(struct xprt *x, uint64_t now)
 		return 0;
 	}
 	if (now - c->last_rx_ms > (uint64_t)c->prm.keepalive_ms && !c->tx_head &&
-	    can_send(c, grant_now(c))) {
+	    can_send(c, smbd_flow_grant_now(&c->flow))) {
 		c->keepalive_sent = true;
 		c->keepalive_at_ms = now;
 		return send_data_msg(c, NULL, 0, 0, SMBD_FLAG_RESPONSE_REQUESTED,
@@ -1118,6 +996,7 @@ static struct smbd_conn *conn_new(const struct smbd_params *prm, bool server)
 		c->prm = *prm;
 	else
 		smbd_params_default(&c->prm);
+	smbd_flow_init(&c->flow, &c->prm);
 	c->last_rx_ms = now_ms();
 	return c;
 }
@@ -1137,13 +1016,13 @@ void smbd_get_info(struct xprt *x, struct smbd_info *info)
 	struct smbd_conn *c = (struct smbd_conn *)x;
 
 	*info = c->info;
-	info->max_send_size = c->max_send_size;
-	info->max_recv_size = c->max_recv_size;
-	info->max_fragmented_send = c->max_frag_send;
-	info->max_fragmented_recv = c->max_frag_recv;
-	info->max_read_write = c->max_rw;
-	info->send_credits = (uint16_t)c->send_credits;
-	info->peer_credits = (uint16_t)(c->peer_credits > 0 ? c->peer_credits : 0);
+	info->max_send_size = c->flow.max_send_size;
+	info->max_recv_size = c->flow.max_recv_size;
+	info->max_fragmented_send = c->flow.max_frag_send;
+	info->max_fragmented_recv = c->flow.max_frag_recv;
+	info->max_read_write = c->flow.max_rw;
+	info->send_credits = (uint16_t)c->flow.send_credits;
+	info->peer_credits = (uint16_t)(c->flow.peer_credits > 0 ? c->flow.peer_credits : 0);
 	info->initiator_depth = c->ord;
 	info->responder_resources = c->ird;
 }
@@ -1405,7 +1284,7 @@ int smbd_connect(const char *host, unsigned int port,
 {
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
 	struct rdma_conn_param cp = SMBD_CONN_PARAM;
-	struct smbd_neg_req nr = { 0 };
+	struct smbd_neg_req nr;
 	struct rdma_addrinfo *res;
 	struct ibv_device_attr attr;
 	struct smbd_conn *c;
@@ -1458,12 +1337,7 @@ int smbd_connect(const char *host, unsigned int port,
 		goto out_destroy;
 	/* [MS-SMBD] 3.1.5.2: the negotiate request is the first message */
 	c->state = SMBD_NEGOTIATING;
-	nr.min_version = SMBD_VERSION;
-	nr.max_version = SMBD_VERSION;
-	nr.credits_requested = c->prm.send_credit_target;
-	nr.preferred_send_size = c->prm.max_send_size;
-	nr.max_receive_size = c->prm.max_recv_size;
-	nr.max_fragmented_size = (uint32_t)c->prm.recv_credit_max * c->prm.max_recv_size / 2;
+	smbd_flow_neg_request(&c->flow, &nr);
 	smbd_neg_req_encode(c->send_free->buf, &nr);
 	ret = post_send(c, c->send_free, SMBD_NEG_REQ_SIZE, false, 0);
 	if (ret)

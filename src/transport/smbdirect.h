@@ -12,22 +12,13 @@
 #include <rdma/rdma_cma.h>
 
 #include "proto/smbd.h"
+#include "transport/smbd_flow.h"
 #include "transport/transport.h"
 
 #define SMBD_PORT_IB 445		/* IB, RoCE */
 #define SMBD_PORT_IWARP 5445		/* iWARP shares TCP's port space */
 
-struct smbd_params {
-	uint16_t recv_credit_max;	/* receives posted and granted */
-	uint16_t send_credit_target;	/* credits we ask the peer for */
-	uint16_t send_slots;		/* registered send buffers */
-	uint32_t max_send_size;		/* our preference, before min() */
-	uint32_t max_recv_size;
-	uint32_t max_read_write_size;	/* server: offered per RDMA op */
-	int keepalive_ms;
-	int negotiate_timeout_ms;
-};
-
+/* struct smbd_params is in transport/smbd_flow.h */
 void smbd_params_default(struct smbd_params *p);
 
 /* What a connection negotiated, for stats and logs. */

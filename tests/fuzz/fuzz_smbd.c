@@ -4,13 +4,19 @@
  * bytes are the negotiated max_fragmented_size (LE32), the rest one
  * receive buffer, decoded as a negotiate request, a negotiate response
  * and a data transfer message ([MS-SMBD] 2.2, 3.1.5.8). Whatever decodes
- * is re-encoded and must decode to the same fields.
+ * is re-encoded and must decode to the same fields. Then the buffer, cut
+ * at FUZZ_SEP into up to 16 messages, goes through a connected
+ * smbd_flow: credits and reassembly as smbdirect.c runs them.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "fuzz.h"
 #include "proto/smbd.h"
+#include "transport/smbd_flow.h"
+
+#define FLOW_MSGS 16
+#define FLOW_MAX_FRAG (1u << 21)	/* keep reassembly buffers small */
 
 static void negotiate(const uint8_t *p, size_t len)
 {
@@ -81,6 +87,66 @@ static void data_transfer(const uint8_t *p, size_t len, uint32_t maxfrag)
 	free(b);
 }
 
+static void flow_check(const struct smbd_flow *f)
+{
+	FUZZ_ASSERT(f->peer_credits >= 0);
+	FUZZ_ASSERT(f->send_credits >= 0 && f->send_credits <= SMBD_CREDITS_MAX);
+	FUZZ_ASSERT(f->recv_target >= 1 && f->recv_target <= f->recv_max);
+	if (f->reasm_active)
+		FUZZ_ASSERT(f->reasm_len < f->reasm_total &&
+			    f->reasm_total <= f->max_frag_recv &&
+			    f->reasm_total <= f->reasm_cap);
+}
+
+/* A stream of data messages into a server flow past negotiation. */
+static void flow_stream(const uint8_t *p, size_t len, uint32_t maxfrag)
+{
+	static const struct smbd_params prm = {
+		.recv_credit_max = 255, .send_credit_target = 255,
+		.max_send_size = 8192, .max_recv_size = 8192,
+	};
+	struct fuzz_part parts[FLOW_MSGS];
+	struct smbd_flow f;
+	struct smbd_data d;
+	uint8_t *copy, *msg;
+	size_t n;
+	int np, i, rc;
+
+	smbd_flow_init(&f, &prm);
+	smbd_flow_reposted(&f, f.recv_idle);
+	f.max_frag_recv = maxfrag < FLOW_MAX_FRAG ? maxfrag : FLOW_MAX_FRAG;
+	f.peer_credits = f.recv_posted;
+	f.recv_target = f.recv_max;
+	np = fuzz_split(p, len, parts, FLOW_MSGS);
+	for (i = 0; i < np; i++) {
+		copy = malloc(parts[i].len ? parts[i].len : 1);
+		if (!copy)
+			break;
+		memcpy(copy, parts[i].p, parts[i].len);
+		smbd_flow_recv_done(&f);
+		rc = smbd_flow_recv(&f, copy, (uint32_t)parts[i].len, &d, &msg, &n);
+		if (rc) {
+			/* the connection goes, with a reason */
+			FUZZ_ASSERT(rc == -EPROTO || rc == -ENOMEM);
+			FUZZ_ASSERT(f.why && *f.why);
+			FUZZ_ASSERT(!msg);
+			free(copy);
+			break;
+		}
+		flow_check(&f);
+		if (msg) {
+			FUZZ_ASSERT(n >= 1 && n <= f.max_frag_recv);
+			FUZZ_ASSERT(fuzz_inside(msg, n, copy, parts[i].len) ||
+				    (msg == f.reasm && n <= f.reasm_cap));
+			fuzz_touch(msg, n);
+			smbd_flow_msg_done(&f);
+		}
+		free(copy);
+		smbd_flow_reposted(&f, f.recv_idle);
+	}
+	smbd_flow_free(&f);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *p;
@@ -102,6 +168,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data_transfer(p, len, maxfrag);
 	data_transfer(p, len, SMBD_MIN_FRAGMENTED_SIZE);
 	data_transfer(p, len, UINT32_MAX);
+	flow_stream(p, len, maxfrag);
 	free(copy);
 	return 0;
 }
