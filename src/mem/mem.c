@@ -38,22 +38,47 @@ void mem_memlock_text(size_t want, char *msg, size_t msglen)
 		 want / 1024, cur);
 }
 
+static int verbs_reg(void *pd, void *addr, size_t len, int access, struct ibv_mr **out)
+{
+	struct ibv_mr *mr;
+
+	errno = 0;
+	mr = ibv_reg_mr(pd, addr, len, access);
+	if (!mr)
+		return errno ? -errno : -ENOMEM;
+	*out = mr;
+	return 0;
+}
+
+static int verbs_dereg(void *pd, struct ibv_mr *mr)
+{
+	return -ibv_dereg_mr(mr);
+}
+
+const struct mem_reg_ops mem_verbs_ops = {
+	.reg = verbs_reg,
+	.dereg = verbs_dereg,
+};
+
+/* Register with ops; a failure is explained in msg. */
+static int reg_msg(const struct mem_reg_ops *ops, void *ctx, void *addr, size_t len,
+		   int access, struct ibv_mr **out, char *msg, size_t msglen)
+{
+	int ret = ops->reg(ctx, addr, len, access, out);
+
+	if (!ret)
+		return 0;
+	if (ret == -ENOMEM || ret == -EAGAIN || ret == -EPERM)
+		mem_memlock_text(len, msg, msglen);
+	else if (msg && msglen)
+		snprintf(msg, msglen, "ibv_reg_mr of %zu bytes: %s", len, strerror(-ret));
+	return ret;
+}
+
 int mem_reg(struct ibv_pd *pd, void *addr, size_t len, int access,
 	    struct ibv_mr **out, char *msg, size_t msglen)
 {
-	struct ibv_mr *mr = ibv_reg_mr(pd, addr, len, access);
-	int err;
-
-	if (mr) {
-		*out = mr;
-		return 0;
-	}
-	err = errno ? errno : ENOMEM;
-	if (err == ENOMEM || err == EAGAIN || err == EPERM)
-		mem_memlock_text(len, msg, msglen);
-	else if (msg && msglen)
-		snprintf(msg, msglen, "ibv_reg_mr of %zu bytes: %s", len, strerror(err));
-	return -err;
+	return reg_msg(&mem_verbs_ops, pd, addr, len, access, out, msg, msglen);
 }
 
 int mem_dereg(struct ibv_mr *mr)
@@ -73,7 +98,8 @@ struct mr_entry {
 };
 
 struct mr_cache {
-	struct ibv_pd *pd;
+	const struct mem_reg_ops *ops;
+	void *ctx;
 	int access;
 	size_t max_bytes;
 	struct mr_entry *e;
@@ -83,18 +109,25 @@ struct mr_cache {
 	struct mr_cache_stats st;
 };
 
-int mr_cache_new(struct ibv_pd *pd, size_t max_bytes, int access,
-		 struct mr_cache **out)
+int mr_cache_new_ops(const struct mem_reg_ops *ops, void *ctx, size_t max_bytes,
+		     int access, struct mr_cache **out)
 {
 	struct mr_cache *mc = calloc(1, sizeof(*mc));
 
 	if (!mc)
 		return -ENOMEM;
-	mc->pd = pd;
+	mc->ops = ops;
+	mc->ctx = ctx;
 	mc->access = access;
 	mc->max_bytes = max_bytes;
 	*out = mc;
 	return 0;
+}
+
+int mr_cache_new(struct ibv_pd *pd, size_t max_bytes, int access,
+		 struct mr_cache **out)
+{
+	return mr_cache_new_ops(&mem_verbs_ops, pd, max_bytes, access, out);
 }
 
 /* First index whose start is > a. */
@@ -115,7 +148,7 @@ static uint32_t upper(const struct mr_cache *mc, uintptr_t a)
 
 static void remove_at(struct mr_cache *mc, uint32_t i)
 {
-	ibv_dereg_mr(mc->e[i].mr);
+	mc->ops->dereg(mc->ctx, mc->e[i].mr);
 	mc->st.bytes -= mc->e[i].end - mc->e[i].start;
 	memmove(&mc->e[i], &mc->e[i + 1], sizeof(*mc->e) * (mc->n - i - 1));
 	mc->n--;
@@ -164,7 +197,7 @@ int mr_cache_get(struct mr_cache *mc, void *addr, size_t len,
 	a &= ~(ps - 1);
 	end = (end + ps - 1) & ~(ps - 1);
 	evict(mc, end - a);
-	ret = mem_reg(mc->pd, (void *)a, end - a, mc->access, &m, msg, msglen);
+	ret = reg_msg(mc->ops, mc->ctx, (void *)a, end - a, mc->access, &m, msg, msglen);
 	if (ret)
 		return ret;
 	if (mc->n == mc->cap) {
@@ -172,7 +205,7 @@ int mr_cache_get(struct mr_cache *mc, void *addr, size_t len,
 		struct mr_entry *ne = realloc(mc->e, sizeof(*ne) * cap);
 
 		if (!ne) {
-			ibv_dereg_mr(m);
+			mc->ops->dereg(mc->ctx, m);
 			return -ENOMEM;
 		}
 		mc->e = ne;
@@ -244,7 +277,7 @@ void mr_cache_free(struct mr_cache **mcp)
 	if (!mc)
 		return;
 	for (i = 0; i < mc->n; i++)
-		ibv_dereg_mr(mc->e[i].mr);
+		mc->ops->dereg(mc->ctx, mc->e[i].mr);
 	free(mc->e);
 	free(mc);
 	*mcp = NULL;
@@ -261,6 +294,8 @@ struct mem_pool {
 	uint32_t hint;
 	uint64_t *map;			/* 1 = in use */
 	struct ibv_mr *mr;
+	const struct mem_reg_ops *ops;
+	void *ctx;
 };
 
 static bool used(const struct mem_pool *p, uint32_t i)
@@ -280,8 +315,9 @@ static void mark(struct mem_pool *p, uint32_t first, uint32_t count, bool v)
 	}
 }
 
-int mem_pool_new(struct ibv_pd *pd, size_t size, size_t unit, int access,
-		 struct mem_pool **out, char *msg, size_t msglen)
+int mem_pool_new_ops(const struct mem_reg_ops *ops, void *ctx, size_t size,
+		     size_t unit, int access, struct mem_pool **out,
+		     char *msg, size_t msglen)
 {
 	struct mem_pool *p;
 	int ret;
@@ -291,6 +327,8 @@ int mem_pool_new(struct ibv_pd *pd, size_t size, size_t unit, int access,
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	p->ops = ops;
+	p->ctx = ctx;
 	p->unit = unit;
 	p->units = (uint32_t)((size + unit - 1) / unit);
 	p->size = (size_t)p->units * unit;
@@ -302,7 +340,7 @@ int mem_pool_new(struct ibv_pd *pd, size_t size, size_t unit, int access,
 		ret = -ENOMEM;
 		goto out_free;
 	}
-	ret = mem_reg(pd, p->mem, p->size, access, &p->mr, msg, msglen);
+	ret = reg_msg(ops, ctx, p->mem, p->size, access, &p->mr, msg, msglen);
 	if (ret)
 		goto out_unmap;
 	*out = p;
@@ -313,6 +351,12 @@ out_free:
 	free(p->map);
 	free(p);
 	return ret;
+}
+
+int mem_pool_new(struct ibv_pd *pd, size_t size, size_t unit, int access,
+		 struct mem_pool **out, char *msg, size_t msglen)
+{
+	return mem_pool_new_ops(&mem_verbs_ops, pd, size, unit, access, out, msg, msglen);
 }
 
 /* Longest free run starting at or after from, up to want units. */
@@ -414,7 +458,7 @@ void mem_pool_free(struct mem_pool **pp)
 
 	if (!p)
 		return;
-	ibv_dereg_mr(p->mr);
+	p->ops->dereg(p->ctx, p->mr);
 	munmap(p->mem, p->size);
 	free(p->map);
 	free(p);

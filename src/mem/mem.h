@@ -15,6 +15,19 @@ struct ibv_pd;
 struct ibv_mr;
 
 /*
+ * How memory gets registered: reg returns 0 or a negative errno and an
+ * MR whose addr, length, lkey and rkey are set; dereg undoes it.
+ * mem_verbs_ops is ibv_reg_mr/ibv_dereg_mr with the PD as ctx; the
+ * unit tests substitute a registrar that records every call.
+ */
+struct mem_reg_ops {
+	int (*reg)(void *ctx, void *addr, size_t len, int access, struct ibv_mr **out);
+	int (*dereg)(void *ctx, struct ibv_mr *mr);
+};
+
+extern const struct mem_reg_ops mem_verbs_ops;
+
+/*
  * Register [addr, addr+len) on pd. On a pinning failure the message
  * says how much was asked, what RLIMIT_MEMLOCK allows and how to raise
  * it (msg may be NULL).
@@ -39,6 +52,8 @@ struct mr_cache_stats {
 
 int mr_cache_new(struct ibv_pd *pd, size_t max_bytes, int access,
 		 struct mr_cache **out);
+int mr_cache_new_ops(const struct mem_reg_ops *ops, void *ctx, size_t max_bytes,
+		     int access, struct mr_cache **out);
 /*
  * An MR covering [addr, addr+len), registered (page-aligned) on a miss.
  * The entry stays pinned in the cache until mr_cache_put().
@@ -68,6 +83,9 @@ struct mem_seg {
 /* size bytes (rounded to units), registered once with access. */
 int mem_pool_new(struct ibv_pd *pd, size_t size, size_t unit, int access,
 		 struct mem_pool **out, char *msg, size_t msglen);
+int mem_pool_new_ops(const struct mem_reg_ops *ops, void *ctx, size_t size,
+		     size_t unit, int access, struct mem_pool **out,
+		     char *msg, size_t msglen);
 /*
  * Take len bytes, contiguous when possible, else up to max segments.
  * Returns the segment count, or -EAGAIN when the pool is short.
