@@ -322,7 +322,7 @@ int mem_pool_new_ops(const struct mem_reg_ops *ops, void *ctx, size_t size,
 	struct mem_pool *p;
 	int ret;
 
-	if (!unit || unit % page_size())
+	if (!size || !unit || unit % page_size())
 		return -EINVAL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -371,12 +371,17 @@ static uint32_t run_at(const struct mem_pool *p, uint32_t i, uint32_t want)
 
 int mem_pool_get(struct mem_pool *p, size_t len, struct mem_seg *segs, int max)
 {
-	uint32_t want = (uint32_t)((len + p->unit - 1) / p->unit);
-	uint32_t i, k, n, best = 0, best_at = 0;
+	uint32_t want, i, k, n, best = 0, best_at = 0;
 	size_t left = len;
 	int nseg = 0;
 
-	if (!len || want > p->free_units)
+	if (!len || max < 1)
+		return -EINVAL;
+	/* never enough, however much comes back (and a segment length is 32 bits) */
+	if (len > p->size || len > UINT32_MAX)
+		return -ENOMEM;
+	want = (uint32_t)((len + p->unit - 1) / p->unit);
+	if (want > p->free_units)
 		return -EAGAIN;
 	/* one contiguous run if there is one */
 	for (k = 0, i = p->hint; k < p->units; k++, i = (i + 1) % p->units) {

@@ -88,7 +88,9 @@ int mem_pool_new_ops(const struct mem_reg_ops *ops, void *ctx, size_t size,
 		     char *msg, size_t msglen);
 /*
  * Take len bytes, contiguous when possible, else up to max segments.
- * Returns the segment count, or -EAGAIN when the pool is short.
+ * Returns the segment count; -EAGAIN when the pool is short for now
+ * (free bytes are not enough: the segments may not fit in max), -ENOMEM
+ * when len is more than the whole pool, -EINVAL for len 0 or max < 1.
  */
 int mem_pool_get(struct mem_pool *p, size_t len, struct mem_seg *segs, int max);
 void mem_pool_put(struct mem_pool *p, const struct mem_seg *segs, int n);

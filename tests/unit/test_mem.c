@@ -903,6 +903,35 @@ static void pool_fragmented(struct rec *r)
 	mem_pool_free(&p);
 }
 
+/* arguments a pool can never satisfy are errors, not -EAGAIN */
+static void pool_edges(struct rec *r)
+{
+	struct mem_pool *p = pool_new(r, 4 * ps, ps);
+	struct mem_seg s[3];
+
+	s[0].first = 0xdead;
+	T_EQ(mem_pool_get(p, 0, s, 2), -EINVAL);
+	T_EQ(mem_pool_get(p, 1, s, 0), -EINVAL);
+	T_EQ(mem_pool_get(p, 1, s, -1), -EINVAL);
+	T_EQ(s[0].first, 0xdead);
+	/* more than the whole pool: waiting for puts will not help */
+	T_EQ(mem_pool_get(p, 4 * ps + 1, s, 3), -ENOMEM);
+	T_EQ(mem_pool_get(p, SIZE_MAX, s, 3), -ENOMEM);
+	T_EQ(mem_pool_get(p, ((size_t)1 << 32) + 1, s, 3), -ENOMEM);
+	T_EQ(mem_pool_free_bytes(p), 4 * ps);
+	/* the whole pool while a unit is out: that one is worth waiting for */
+	T_EQ(mem_pool_get(p, 1, s, 1), 1);
+	T_EQ(mem_pool_get(p, 4 * ps, &s[1], 2), -EAGAIN);
+	mem_pool_put(p, s, 1);
+	T_EQ(mem_pool_get(p, 4 * ps, s, 1), 1);
+	T_SEG(s[0], 0, 4);
+	mem_pool_put(p, s, 1);
+	mem_pool_free(&p);
+	/* an empty pool */
+	T_EQ(mem_pool_new_ops(&rec_ops, r, 0, ps, ACCESS, &p, NULL, 0), -EINVAL);
+	T_EQ(r->regs, 1);
+}
+
 /* Random gets and puts against a model of the units. */
 static void pool_random(struct rec *r)
 {
@@ -996,6 +1025,7 @@ static const struct {
 	{ "bounce pool: create", pool_create },
 	{ "bounce pool: contiguous", pool_contiguous },
 	{ "bounce pool: fragmented", pool_fragmented },
+	{ "bounce pool: edges", pool_edges },
 	{ "bounce pool: random against a model", pool_random },
 };
 
