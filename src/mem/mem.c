@@ -371,7 +371,7 @@ static uint32_t run_at(const struct mem_pool *p, uint32_t i, uint32_t want)
 
 int mem_pool_get(struct mem_pool *p, size_t len, struct mem_seg *segs, int max)
 {
-	uint32_t want, i, k, n, best = 0, best_at = 0;
+	uint32_t want, i, k, n;
 	size_t left = len;
 	int nseg = 0;
 
@@ -383,29 +383,22 @@ int mem_pool_get(struct mem_pool *p, size_t len, struct mem_seg *segs, int max)
 	want = (uint32_t)((len + p->unit - 1) / p->unit);
 	if (want > p->free_units)
 		return -EAGAIN;
-	/* one contiguous run if there is one */
-	for (k = 0, i = p->hint; k < p->units; k++, i = (i + 1) % p->units) {
-		if (used(p, i))
+	/* next fit: the first run of want units from the hint on, wrapping */
+	for (k = 0, i = p->hint; k < p->units; k += n, i = (i + n) % p->units) {
+		if (used(p, i)) {
+			n = 1;
 			continue;
+		}
 		n = run_at(p, i, want);
-		if (n == want) {
-			best = n;
-			best_at = i;
+		if (n == want)
 			break;
-		}
-		if (n > best) {
-			best = n;
-			best_at = i;
-		}
-		k += n;
-		i = (i + n) % p->units;
 	}
-	if (best == want) {
-		mark(p, best_at, want, true);
+	if (k < p->units) {
+		mark(p, i, want, true);
 		p->free_units -= want;
-		p->hint = (best_at + want) % p->units;
-		segs[0] = (struct mem_seg){ p->mem + (size_t)best_at * p->unit,
-					    (uint32_t)len, p->mr->lkey, best_at, want };
+		p->hint = (i + want) % p->units;
+		segs[0] = (struct mem_seg){ p->mem + (size_t)i * p->unit,
+					    (uint32_t)len, p->mr->lkey, i, want };
 		return 1;
 	}
 	/* fragmented: gather runs */

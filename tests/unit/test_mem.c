@@ -932,6 +932,28 @@ static void pool_edges(struct rec *r)
 	T_EQ(r->regs, 1);
 }
 
+/* next fit: past the last unit the search goes on at unit 0 */
+static void pool_wrap(struct rec *r)
+{
+	struct mem_pool *p = pool_new(r, 8 * ps, ps);
+	struct mem_seg a, b, c, d;
+
+	T_EQ(mem_pool_get(p, 5 * ps, &a, 1), 1);
+	T_EQ(mem_pool_get(p, ps, &b, 1), 1);
+	T_SEG(b, 5, 1);
+	/* free: 0-4 and 6-7; the search starts at 6 */
+	mem_pool_put(p, &a, 1);
+	T_EQ(mem_pool_get(p, 4 * ps, &c, 1), 1);
+	T_SEG(c, 0, 4);
+	/* and goes on after it, leaving no hole at 0 */
+	T_EQ(mem_pool_get(p, ps, &d, 1), 1);
+	T_SEG(d, 4, 1);
+	mem_pool_put(p, &b, 1);
+	mem_pool_put(p, &c, 1);
+	mem_pool_put(p, &d, 1);
+	mem_pool_free(&p);
+}
+
 /* Random gets and puts against a model of the units. */
 static void pool_random(struct rec *r)
 {
@@ -1026,6 +1048,7 @@ static const struct {
 	{ "bounce pool: contiguous", pool_contiguous },
 	{ "bounce pool: fragmented", pool_fragmented },
 	{ "bounce pool: edges", pool_edges },
+	{ "bounce pool: wrapping to unit 0", pool_wrap },
 	{ "bounce pool: random against a model", pool_random },
 };
 
