@@ -609,6 +609,7 @@ static void cache_random(struct rec *r)
 	const unsigned nops = r->pd ? 600 : 5000;
 	struct mr_cache *mc = cache_new(r, BUDGET * ps);
 	struct rec_mr held[HELD_MAX];
+	struct mr_cache_stats st;
 	bool *stale = calloc(nops + 1, sizeof(*stale));
 	unsigned op, i, j, nheld = 0;
 	int fails = t_failures;
@@ -620,11 +621,20 @@ static void cache_random(struct rec *r)
 		unsigned k = rnd(100), regs = r->regs;
 		uint8_t *a = pg(rnd(48)) + rnd((uint32_t)ps);
 		size_t len = 1 + rnd(5 * (uint32_t)ps);
-		uintptr_t s = (uintptr_t)a & ~(ps - 1), e = ((uintptr_t)a + len + ps - 1) & ~(ps - 1);
+		uintptr_t s, e;
 		bool hit = false;
 		struct ibv_mr *mr;
 		unsigned id;
 
+		/* half the time in or around something registered */
+		if (r->nlive && rnd(2)) {
+			mr = r->live[rnd(r->nlive)].mr;
+			a = (uint8_t *)mr->addr + rnd((uint32_t)mr->length);
+			len = (size_t)((uint8_t *)mr->addr + mr->length - a);
+			len = 1 + rnd((uint32_t)(rnd(4) ? len : len + ps));
+		}
+		s = (uintptr_t)a & ~(ps - 1);
+		e = ((uintptr_t)a + len + ps - 1) & ~(ps - 1);
 		if (k < 50 && nheld < HELD_MAX) {
 			/* a hit exactly when a fresh registration covers the range */
 			for (i = 0; i < r->nlive; i++)
@@ -686,7 +696,12 @@ static void cache_random(struct rec *r)
 	}
 	for (i = 0; i < nheld; i++)
 		mr_cache_put(mc, held[i].mr);
-	printf("  %u ops, %u registrations\n", op, r->regs);
+	mr_cache_get_stats(mc, &st);
+	for (i = 1, j = 0; i <= r->regs; i++)
+		j += stale[i];
+	printf("  %u ops: %llu hits, %llu misses, %llu evictions, %u forgotten in use\n", op,
+	       (unsigned long long)st.hits, (unsigned long long)st.misses,
+	       (unsigned long long)st.evictions, j);
 	mr_cache_free(&mc);
 	free(stale);
 }
