@@ -179,6 +179,9 @@ int mr_cache_get(struct mr_cache *mc, void *addr, size_t len,
 	uint32_t i, j;
 	int ret;
 
+	/* nothing to register, or a range that wraps once rounded to pages */
+	if (!len || end < a || end > UINTPTR_MAX - ps + 1)
+		return -EINVAL;
 	/* a covering entry starts at or before a, within max_len */
 	for (i = upper(mc, a); i-- > 0;) {
 		struct mr_entry *e = &mc->e[i];
@@ -241,6 +244,11 @@ void mr_cache_invalidate(struct mr_cache *mc, void *addr, size_t len)
 	uintptr_t a = (uintptr_t)addr, end = a + len;
 	uint32_t i = 0;
 
+	if (!len)
+		return;
+	/* a len past the end of memory means up to there */
+	if (end < a)
+		end = UINTPTR_MAX;
 	while (i < mc->n) {
 		struct mr_entry *e = &mc->e[i];
 

@@ -56,12 +56,16 @@ int mr_cache_new_ops(const struct mem_reg_ops *ops, void *ctx, size_t max_bytes,
 		     int access, struct mr_cache **out);
 /*
  * An MR covering [addr, addr+len), registered (page-aligned) on a miss.
- * The entry stays pinned in the cache until mr_cache_put().
+ * The entry stays pinned in the cache until mr_cache_put(). -EINVAL for
+ * len 0 or a range that wraps around.
  */
 int mr_cache_get(struct mr_cache *mc, void *addr, size_t len,
 		 struct ibv_mr **mr, char *msg, size_t msglen);
 void mr_cache_put(struct mr_cache *mc, struct ibv_mr *mr);
-/* Forget registrations overlapping a range (memory being freed). */
+/*
+ * Forget registrations overlapping a range (memory being freed); one in
+ * use is deregistered on its last put. An empty range forgets nothing.
+ */
 void mr_cache_invalidate(struct mr_cache *mc, void *addr, size_t len);
 void mr_cache_get_stats(const struct mr_cache *mc, struct mr_cache_stats *st);
 /* Zero the counters (hits, misses, evictions); what is registered stays. */

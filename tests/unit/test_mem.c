@@ -602,6 +602,41 @@ static void cache_free(struct rec *r)
 	T_EQ(r->nderegs, 3);
 }
 
+/* empty and wrapping ranges; an MR the cache does not know */
+static void cache_args(struct rec *r)
+{
+	struct mr_cache *mc = cache_new(r, 1 << 20);
+	struct ibv_mr *a, *b, *c, *mr = NULL, other = { 0 };
+	unsigned ib, ic;
+
+	a = GET(mc, pg(0), 2 * ps);
+	/* nothing to register, or a range past the end of memory */
+	T_EQ(mr_cache_get(mc, pg(4), 0, &mr, NULL, 0), -EINVAL);
+	T_EQ(mr_cache_get(mc, pg(1), SIZE_MAX, &mr, NULL, 0), -EINVAL);
+	T_EQ(mr_cache_get(mc, pg(1), SIZE_MAX - ps, &mr, NULL, 0), -EINVAL);
+	T_ASSERT(mr == NULL);
+	T_EQ(r->regs, 1);
+	T_STATS(mc, 0, 1, 0, 2, 1);
+	/* an empty range forgets nothing, not even inside an entry */
+	mr_cache_invalidate(mc, pg(1), 0);
+	HIT(mc, r, pg(0), 2 * ps, a);
+	/* forget from an address to the end of memory */
+	b = GET(mc, pg(8), ps);
+	c = GET(mc, pg(10), ps);
+	ib = rec_id(r, b);
+	ic = rec_id(r, c);
+	mr_cache_put(mc, b);
+	mr_cache_put(mc, c);
+	mr_cache_invalidate(mc, pg(9), SIZE_MAX);
+	T_ASSERT(rec_alive(r, ib));
+	T_ASSERT(!rec_alive(r, ic));
+	/* put of an MR it never handed out */
+	mr_cache_put(mc, &other);
+	T_EQ(r->nderegs, 1);
+	mr_cache_put(mc, a);
+	mr_cache_free(&mc);
+}
+
 /* Random gets, puts and forgets against a model of the contract. */
 static void cache_random(struct rec *r)
 {
@@ -668,8 +703,9 @@ static void cache_random(struct rec *r)
 		} else {
 			unsigned gone[REC_MAX], ngone = 0;
 
-			len = 1 + rnd(4 * (uint32_t)ps);
-			for (i = 0; i < r->nlive; i++) {
+			/* an empty range forgets nothing */
+			len = rnd(4 * (uint32_t)ps);
+			for (i = 0; len && i < r->nlive; i++) {
 				struct ibv_mr *m = r->live[i].mr;
 
 				if ((uintptr_t)m->addr >= (uintptr_t)a + len ||
@@ -1058,6 +1094,7 @@ static const struct {
 	{ "MR cache: registration errors", cache_reg_errors },
 	{ "MR cache: stats reset", cache_stats_reset },
 	{ "MR cache: free", cache_free },
+	{ "MR cache: empty and wrapping ranges", cache_args },
 	{ "MR cache: random against a model", cache_random },
 	{ "bounce pool: create", pool_create },
 	{ "bounce pool: contiguous", pool_contiguous },
