@@ -1005,6 +1005,22 @@ static void pool_wrap(struct rec *r)
 	mem_pool_free(&p);
 }
 
+/* Set the segments' units in the model, each from !v; returns how many. */
+static unsigned model_mark(bool *used, unsigned units, const struct mem_seg *s, int n, bool v)
+{
+	unsigned u, count = 0;
+	int j;
+
+	for (j = 0; j < n; j++) {
+		for (u = s[j].first; u < s[j].first + s[j].count && u < units; u++) {
+			T_ASSERT(used[u] != v);
+			used[u] = v;
+		}
+		count += s[j].count;
+	}
+	return count;
+}
+
 /* Random gets and puts against a model of the units. */
 static void pool_random(struct rec *r)
 {
@@ -1018,13 +1034,14 @@ static void pool_random(struct rec *r)
 	} out[UNITS];
 	bool used[UNITS] = { false };
 	unsigned op, nout = 0, i, nfree = UNITS;
-	int j, fails = t_failures;
+	int fails = t_failures;
 
 	rng = 7;
 	for (op = 0; op < nops && t_failures == fails; op++) {
 		if (rnd(2) && nout < UNITS) {
 			size_t len = 1 + rnd(6 * (uint32_t)ps);
-			unsigned want = (unsigned)((len + ps - 1) / ps), runs = 0, run = 0, longest = 0;
+			unsigned want = (unsigned)((len + ps - 1) / ps);
+			unsigned runs = 0, run = 0, longest = 0;
 			int max = 1 + (int)rnd(MAXSEG), ret;
 			struct mem_seg *s = out[nout].s;
 
@@ -1049,24 +1066,12 @@ static void pool_random(struct rec *r)
 			if (longest >= want)
 				T_EQ(ret, 1);
 			T_SEGS(p, mr, len, s, ret);
-			for (j = 0; j < ret; j++) {
-				for (i = s[j].first; i < s[j].first + s[j].count && i < UNITS; i++) {
-					T_ASSERT(!used[i]);
-					used[i] = true;
-				}
-				nfree -= s[j].count;
-			}
+			nfree -= model_mark(used, UNITS, s, ret, true);
 			out[nout++].n = ret;
 		} else if (nout) {
 			i = rnd(nout);
 			mem_pool_put(p, out[i].s, out[i].n);
-			for (j = 0; j < out[i].n; j++) {
-				unsigned u;
-
-				for (u = out[i].s[j].first; u < out[i].s[j].first + out[i].s[j].count; u++)
-					used[u] = false;
-				nfree += out[i].s[j].count;
-			}
+			nfree += model_mark(used, UNITS, out[i].s, out[i].n, false);
 			out[i] = out[--nout];
 		}
 		T_EQ(mem_pool_free_bytes(p), nfree * ps);
