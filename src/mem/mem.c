@@ -38,22 +38,47 @@ void mem_memlock_text(size_t want, char *msg, size_t msglen)
 		 want / 1024, cur);
 }
 
+static int verbs_reg(void *pd, void *addr, size_t len, int access, struct ibv_mr **out)
+{
+	struct ibv_mr *mr;
+
+	errno = 0;
+	mr = ibv_reg_mr(pd, addr, len, access);
+	if (!mr)
+		return errno ? -errno : -ENOMEM;
+	*out = mr;
+	return 0;
+}
+
+static int verbs_dereg(void *pd, struct ibv_mr *mr)
+{
+	return -ibv_dereg_mr(mr);
+}
+
+const struct mem_reg_ops mem_verbs_ops = {
+	.reg = verbs_reg,
+	.dereg = verbs_dereg,
+};
+
+/* Register with ops; a failure is explained in msg. */
+static int reg_msg(const struct mem_reg_ops *ops, void *ctx, void *addr, size_t len,
+		   int access, struct ibv_mr **out, char *msg, size_t msglen)
+{
+	int ret = ops->reg(ctx, addr, len, access, out);
+
+	if (!ret)
+		return 0;
+	if (ret == -ENOMEM || ret == -EAGAIN || ret == -EPERM)
+		mem_memlock_text(len, msg, msglen);
+	else if (msg && msglen)
+		snprintf(msg, msglen, "ibv_reg_mr of %zu bytes: %s", len, strerror(-ret));
+	return ret;
+}
+
 int mem_reg(struct ibv_pd *pd, void *addr, size_t len, int access,
 	    struct ibv_mr **out, char *msg, size_t msglen)
 {
-	struct ibv_mr *mr = ibv_reg_mr(pd, addr, len, access);
-	int err;
-
-	if (mr) {
-		*out = mr;
-		return 0;
-	}
-	err = errno ? errno : ENOMEM;
-	if (err == ENOMEM || err == EAGAIN || err == EPERM)
-		mem_memlock_text(len, msg, msglen);
-	else if (msg && msglen)
-		snprintf(msg, msglen, "ibv_reg_mr of %zu bytes: %s", len, strerror(err));
-	return -err;
+	return reg_msg(&mem_verbs_ops, pd, addr, len, access, out, msg, msglen);
 }
 
 int mem_dereg(struct ibv_mr *mr)
@@ -73,7 +98,8 @@ struct mr_entry {
 };
 
 struct mr_cache {
-	struct ibv_pd *pd;
+	const struct mem_reg_ops *ops;
+	void *ctx;
 	int access;
 	size_t max_bytes;
 	struct mr_entry *e;
@@ -83,18 +109,25 @@ struct mr_cache {
 	struct mr_cache_stats st;
 };
 
-int mr_cache_new(struct ibv_pd *pd, size_t max_bytes, int access,
-		 struct mr_cache **out)
+int mr_cache_new_ops(const struct mem_reg_ops *ops, void *ctx, size_t max_bytes,
+		     int access, struct mr_cache **out)
 {
 	struct mr_cache *mc = calloc(1, sizeof(*mc));
 
 	if (!mc)
 		return -ENOMEM;
-	mc->pd = pd;
+	mc->ops = ops;
+	mc->ctx = ctx;
 	mc->access = access;
 	mc->max_bytes = max_bytes;
 	*out = mc;
 	return 0;
+}
+
+int mr_cache_new(struct ibv_pd *pd, size_t max_bytes, int access,
+		 struct mr_cache **out)
+{
+	return mr_cache_new_ops(&mem_verbs_ops, pd, max_bytes, access, out);
 }
 
 /* First index whose start is > a. */
@@ -115,7 +148,7 @@ static uint32_t upper(const struct mr_cache *mc, uintptr_t a)
 
 static void remove_at(struct mr_cache *mc, uint32_t i)
 {
-	ibv_dereg_mr(mc->e[i].mr);
+	mc->ops->dereg(mc->ctx, mc->e[i].mr);
 	mc->st.bytes -= mc->e[i].end - mc->e[i].start;
 	memmove(&mc->e[i], &mc->e[i + 1], sizeof(*mc->e) * (mc->n - i - 1));
 	mc->n--;
@@ -146,6 +179,9 @@ int mr_cache_get(struct mr_cache *mc, void *addr, size_t len,
 	uint32_t i, j;
 	int ret;
 
+	/* nothing to register, or a range that wraps once rounded to pages */
+	if (!len || end < a || end > UINTPTR_MAX - ps + 1)
+		return -EINVAL;
 	/* a covering entry starts at or before a, within max_len */
 	for (i = upper(mc, a); i-- > 0;) {
 		struct mr_entry *e = &mc->e[i];
@@ -164,7 +200,7 @@ int mr_cache_get(struct mr_cache *mc, void *addr, size_t len,
 	a &= ~(ps - 1);
 	end = (end + ps - 1) & ~(ps - 1);
 	evict(mc, end - a);
-	ret = mem_reg(mc->pd, (void *)a, end - a, mc->access, &m, msg, msglen);
+	ret = reg_msg(mc->ops, mc->ctx, (void *)a, end - a, mc->access, &m, msg, msglen);
 	if (ret)
 		return ret;
 	if (mc->n == mc->cap) {
@@ -172,7 +208,7 @@ int mr_cache_get(struct mr_cache *mc, void *addr, size_t len,
 		struct mr_entry *ne = realloc(mc->e, sizeof(*ne) * cap);
 
 		if (!ne) {
-			ibv_dereg_mr(m);
+			mc->ops->dereg(mc->ctx, m);
 			return -ENOMEM;
 		}
 		mc->e = ne;
@@ -208,6 +244,11 @@ void mr_cache_invalidate(struct mr_cache *mc, void *addr, size_t len)
 	uintptr_t a = (uintptr_t)addr, end = a + len;
 	uint32_t i = 0;
 
+	if (!len)
+		return;
+	/* a len past the end of memory means up to there */
+	if (end < a)
+		end = UINTPTR_MAX;
 	while (i < mc->n) {
 		struct mr_entry *e = &mc->e[i];
 
@@ -244,7 +285,7 @@ void mr_cache_free(struct mr_cache **mcp)
 	if (!mc)
 		return;
 	for (i = 0; i < mc->n; i++)
-		ibv_dereg_mr(mc->e[i].mr);
+		mc->ops->dereg(mc->ctx, mc->e[i].mr);
 	free(mc->e);
 	free(mc);
 	*mcp = NULL;
@@ -261,6 +302,8 @@ struct mem_pool {
 	uint32_t hint;
 	uint64_t *map;			/* 1 = in use */
 	struct ibv_mr *mr;
+	const struct mem_reg_ops *ops;
+	void *ctx;
 };
 
 static bool used(const struct mem_pool *p, uint32_t i)
@@ -280,17 +323,20 @@ static void mark(struct mem_pool *p, uint32_t first, uint32_t count, bool v)
 	}
 }
 
-int mem_pool_new(struct ibv_pd *pd, size_t size, size_t unit, int access,
-		 struct mem_pool **out, char *msg, size_t msglen)
+int mem_pool_new_ops(const struct mem_reg_ops *ops, void *ctx, size_t size,
+		     size_t unit, int access, struct mem_pool **out,
+		     char *msg, size_t msglen)
 {
 	struct mem_pool *p;
 	int ret;
 
-	if (!unit || unit % page_size())
+	if (!size || !unit || unit % page_size())
 		return -EINVAL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	p->ops = ops;
+	p->ctx = ctx;
 	p->unit = unit;
 	p->units = (uint32_t)((size + unit - 1) / unit);
 	p->size = (size_t)p->units * unit;
@@ -302,7 +348,7 @@ int mem_pool_new(struct ibv_pd *pd, size_t size, size_t unit, int access,
 		ret = -ENOMEM;
 		goto out_free;
 	}
-	ret = mem_reg(pd, p->mem, p->size, access, &p->mr, msg, msglen);
+	ret = reg_msg(ops, ctx, p->mem, p->size, access, &p->mr, msg, msglen);
 	if (ret)
 		goto out_unmap;
 	*out = p;
@@ -313,6 +359,12 @@ out_free:
 	free(p->map);
 	free(p);
 	return ret;
+}
+
+int mem_pool_new(struct ibv_pd *pd, size_t size, size_t unit, int access,
+		 struct mem_pool **out, char *msg, size_t msglen)
+{
+	return mem_pool_new_ops(&mem_verbs_ops, pd, size, unit, access, out, msg, msglen);
 }
 
 /* Longest free run starting at or after from, up to want units. */
@@ -327,36 +379,34 @@ static uint32_t run_at(const struct mem_pool *p, uint32_t i, uint32_t want)
 
 int mem_pool_get(struct mem_pool *p, size_t len, struct mem_seg *segs, int max)
 {
-	uint32_t want = (uint32_t)((len + p->unit - 1) / p->unit);
-	uint32_t i, k, n, best = 0, best_at = 0;
+	uint32_t want, i, k, n;
 	size_t left = len;
 	int nseg = 0;
 
-	if (!len || want > p->free_units)
+	if (!len || max < 1)
+		return -EINVAL;
+	/* never enough, however much comes back (and a segment length is 32 bits) */
+	if (len > p->size || len > UINT32_MAX)
+		return -ENOMEM;
+	want = (uint32_t)((len + p->unit - 1) / p->unit);
+	if (want > p->free_units)
 		return -EAGAIN;
-	/* one contiguous run if there is one */
-	for (k = 0, i = p->hint; k < p->units; k++, i = (i + 1) % p->units) {
-		if (used(p, i))
+	/* next fit: the first run of want units from the hint on, wrapping */
+	for (k = 0, i = p->hint; k < p->units; k += n, i = (i + n) % p->units) {
+		if (used(p, i)) {
+			n = 1;
 			continue;
+		}
 		n = run_at(p, i, want);
-		if (n == want) {
-			best = n;
-			best_at = i;
+		if (n == want)
 			break;
-		}
-		if (n > best) {
-			best = n;
-			best_at = i;
-		}
-		k += n;
-		i = (i + n) % p->units;
 	}
-	if (best == want) {
-		mark(p, best_at, want, true);
+	if (k < p->units) {
+		mark(p, i, want, true);
 		p->free_units -= want;
-		p->hint = (best_at + want) % p->units;
-		segs[0] = (struct mem_seg){ p->mem + (size_t)best_at * p->unit,
-					    (uint32_t)len, p->mr->lkey, best_at, want };
+		p->hint = (i + want) % p->units;
+		segs[0] = (struct mem_seg){ p->mem + (size_t)i * p->unit,
+					    (uint32_t)len, p->mr->lkey, i, want };
 		return 1;
 	}
 	/* fragmented: gather runs */
@@ -414,7 +464,7 @@ void mem_pool_free(struct mem_pool **pp)
 
 	if (!p)
 		return;
-	ibv_dereg_mr(p->mr);
+	p->ops->dereg(p->ctx, p->mr);
 	munmap(p->mem, p->size);
 	free(p->map);
 	free(p);

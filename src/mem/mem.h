@@ -15,6 +15,19 @@ struct ibv_pd;
 struct ibv_mr;
 
 /*
+ * How memory gets registered: reg returns 0 or a negative errno and an
+ * MR whose addr, length, lkey and rkey are set; dereg undoes it.
+ * mem_verbs_ops is ibv_reg_mr/ibv_dereg_mr with the PD as ctx; the
+ * unit tests substitute a registrar that records every call.
+ */
+struct mem_reg_ops {
+	int (*reg)(void *ctx, void *addr, size_t len, int access, struct ibv_mr **out);
+	int (*dereg)(void *ctx, struct ibv_mr *mr);
+};
+
+extern const struct mem_reg_ops mem_verbs_ops;
+
+/*
  * Register [addr, addr+len) on pd. On a pinning failure the message
  * says how much was asked, what RLIMIT_MEMLOCK allows and how to raise
  * it (msg may be NULL).
@@ -39,14 +52,20 @@ struct mr_cache_stats {
 
 int mr_cache_new(struct ibv_pd *pd, size_t max_bytes, int access,
 		 struct mr_cache **out);
+int mr_cache_new_ops(const struct mem_reg_ops *ops, void *ctx, size_t max_bytes,
+		     int access, struct mr_cache **out);
 /*
  * An MR covering [addr, addr+len), registered (page-aligned) on a miss.
- * The entry stays pinned in the cache until mr_cache_put().
+ * The entry stays pinned in the cache until mr_cache_put(). -EINVAL for
+ * len 0 or a range that wraps around.
  */
 int mr_cache_get(struct mr_cache *mc, void *addr, size_t len,
 		 struct ibv_mr **mr, char *msg, size_t msglen);
 void mr_cache_put(struct mr_cache *mc, struct ibv_mr *mr);
-/* Forget registrations overlapping a range (memory being freed). */
+/*
+ * Forget registrations overlapping a range (memory being freed); one in
+ * use is deregistered on its last put. An empty range forgets nothing.
+ */
 void mr_cache_invalidate(struct mr_cache *mc, void *addr, size_t len);
 void mr_cache_get_stats(const struct mr_cache *mc, struct mr_cache_stats *st);
 /* Zero the counters (hits, misses, evictions); what is registered stays. */
@@ -68,9 +87,14 @@ struct mem_seg {
 /* size bytes (rounded to units), registered once with access. */
 int mem_pool_new(struct ibv_pd *pd, size_t size, size_t unit, int access,
 		 struct mem_pool **out, char *msg, size_t msglen);
+int mem_pool_new_ops(const struct mem_reg_ops *ops, void *ctx, size_t size,
+		     size_t unit, int access, struct mem_pool **out,
+		     char *msg, size_t msglen);
 /*
  * Take len bytes, contiguous when possible, else up to max segments.
- * Returns the segment count, or -EAGAIN when the pool is short.
+ * Returns the segment count; -EAGAIN when the pool is short for now
+ * (free bytes are not enough: the segments may not fit in max), -ENOMEM
+ * when len is more than the whole pool, -EINVAL for len 0 or max < 1.
  */
 int mem_pool_get(struct mem_pool *p, size_t len, struct mem_seg *segs, int max);
 void mem_pool_put(struct mem_pool *p, const struct mem_seg *segs, int n);
