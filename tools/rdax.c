@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1044,6 +1045,11 @@ static int cmd_passwd(const struct opts *o, const char *user)
 			ret == -EINVAL ? "invalid user name" : strerror(-ret));
 		return 1;
 	}
+	/* rdaxd acts as the Unix account of the same name (or mapped) */
+	if (!getpwnam(user))
+		fprintf(stderr, "%s: passwd: warning: no Unix user '%s' on this machine: "
+			"rdaxd refuses its logons unless a 'username map' maps it to one\n",
+			prog, user);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include "crypto/passdb.h"
 #include "server/server.h"
+#include "server/usermap.h"
 #include "util/log.h"
 
 static void usage(FILE *f)
@@ -222,19 +223,17 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (test) {
-		if (cfg.passdb_path[0]) {
-			struct passdb *db = NULL;
+		struct passdb *db = NULL;
+		struct usermap *map = NULL;
+		char err[700];
 
-			ret = passdb_load(cfg.passdb_path, &db);
-			if (ret) {
-				fprintf(stderr, "rdaxd: passdb %s: %s\n", cfg.passdb_path,
-					ret == -EPERM ? "must not be readable or writable by group or others (chmod 600)" :
-					strerror(-ret));
-				rc = 2;
-				goto out;
-			}
-			passdb_free(&db);
+		if (srv_logon_load(&cfg, &db, &map, err, sizeof(err))) {
+			fprintf(stderr, "rdaxd: %s\n", err);
+			rc = 2;
+			goto out;
 		}
+		passdb_free(&db);
+		usermap_free(&map);
 		printf("configuration OK: %d share%s\n", cfg.nshares - 1,
 		       cfg.nshares == 2 ? "" : "s");
 		for (i = 0; i < cfg.nshares; i++)

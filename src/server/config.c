@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
 #include <ini.h>
 #include <limits.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@ int srv_config_init(struct srv_config *cfg)
 	cfg->bounce_size = 64u << 20;
 	cfg->io_uring = true;
 	cfg->numa_node = SRV_NUMA_AUTO;
+	strcpy(cfg->guest_account, "nobody");	/* Samba's default */
 	strcpy(cfg->netbios_name, "RDAX");
 	strcpy(cfg->workgroup, "WORKGROUP");
 	return 0;
@@ -73,6 +75,7 @@ int srv_config_add_share(struct srv_config *cfg, const char *name,
 	if (path)
 		snprintf(sh->path, sizeof(sh->path), "%s", path);
 	sh->root.fd = -1;
+	sh->force_gid = (gid_t)-1;
 	for (i = 0; i < SRV_FILE_SHARDS; i++) {
 		pthread_mutex_init(&sh->shards[i].lock, NULL);
 		list_init(&sh->shards[i].files);
@@ -308,6 +311,18 @@ static int global_param(struct ini_state *st, const char *name, const char *v)
 		snprintf(cfg->passdb_path, sizeof(cfg->passdb_path), "%s", v);
 		return 0;
 	}
+	if (!strcasecmp(name, "username map")) {
+		if ((size_t)snprintf(cfg->usermap_path, sizeof(cfg->usermap_path), "%s", v) >=
+		    sizeof(cfg->usermap_path))
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcasecmp(name, "guest account")) {
+		if (!*v || (size_t)snprintf(cfg->guest_account, sizeof(cfg->guest_account),
+					    "%s", v) >= sizeof(cfg->guest_account))
+			return -EINVAL;
+		return 0;
+	}
 	if (!strcasecmp(name, "numa node")) {
 		char *end;
 		long n;
@@ -454,6 +469,20 @@ static int share_param(struct ini_state *st, const char *name, const char *v)
 		snprintf(sh->comment, sizeof(sh->comment), "%s", v);
 		return 0;
 	}
+	if (!strcasecmp(name, "force user")) {
+		if (!*v || (size_t)snprintf(sh->force_user, sizeof(sh->force_user), "%s", v) >=
+		    sizeof(sh->force_user))
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcasecmp(name, "force group") || !strcasecmp(name, "group")) {
+		sh->force_group_member = *v == '+';
+		v += sh->force_group_member;
+		if (!*v || (size_t)snprintf(sh->force_group, sizeof(sh->force_group), "%s", v) >=
+		    sizeof(sh->force_group))
+			return -EINVAL;
+		return 0;
+	}
 	if (!strcasecmp(name, "store")) {
 		if (!strcasecmp(v, "auto"))
 			sh->store_want = SRV_STORE_AUTO;
@@ -567,6 +596,51 @@ int srv_config_load(struct srv_config *cfg, const char *file)
 	return 0;
 }
 
+/* force user / force group name accounts that exist: checked at start */
+static int share_force(struct srv_share *sh)
+{
+	struct group gr, *res = NULL;
+	char buf[16384];
+	int ret;
+
+	if (sh->force_user[0]) {
+		ret = srv_ident_lookup(sh->force_user, &sh->force_ident);
+		if (ret) {
+			fprintf(stderr, "rdaxd: share [%s]: force user = %s: %s\n", sh->name,
+				sh->force_user, ret == -ENOENT ? "no such Unix user" : strerror(-ret));
+			return -EINVAL;
+		}
+	}
+	if (sh->force_group[0]) {
+		if (getgrnam_r(sh->force_group, &gr, buf, sizeof(buf), &res) || !res) {
+			fprintf(stderr, "rdaxd: share [%s]: force group = %s%s: no such Unix group\n",
+				sh->name, sh->force_group_member ? "+" : "", sh->force_group);
+			return -EINVAL;
+		}
+		sh->force_gid = res->gr_gid;
+	}
+	return 0;
+}
+
+/* Guests act as "guest account"; it must exist if anyone can be one. */
+static int guest_account(struct srv_config *cfg)
+{
+	bool guests = cfg->map_to_guest;
+	int i, ret;
+
+	for (i = 0; i < cfg->nshares; i++)
+		guests |= !cfg->shares[i]->ipc && cfg->shares[i]->guest_ok;
+	if (!guests)
+		return 0;
+	ret = srv_ident_lookup(cfg->guest_account, &cfg->guest_ident);
+	if (ret) {
+		fprintf(stderr, "rdaxd: guest account = %s: %s (guests act as it)\n",
+			cfg->guest_account, ret == -ENOENT ? "no such Unix user" : strerror(-ret));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int srv_config_finish(struct srv_config *cfg)
 {
 	struct srv_share *ipc;
@@ -584,6 +658,9 @@ int srv_config_finish(struct srv_config *cfg)
 			continue;
 		if (!sh->guest_ok_set)
 			sh->guest_ok = sh->guest_ok || cfg->guest_ok_default;
+		ret = share_force(sh);
+		if (ret)
+			return ret;
 		if (sh->dax_device[0]) {
 			if (sh->path[0]) {
 				fprintf(stderr, "rdaxd: share [%s]: give path or dax device, not both\n",
@@ -619,7 +696,7 @@ int srv_config_finish(struct srv_config *cfg)
 	}
 	if (!cfg->nlisten)
 		srv_config_parse_listen(cfg, "tcp://0.0.0.0:445");
-	return 0;
+	return guest_account(cfg);
 }
 
 void srv_config_free(struct srv_config *cfg)
@@ -634,9 +711,11 @@ void srv_config_free(struct srv_config *cfg)
 		for (j = 0; j < sh->nvalid; j++)
 			free(sh->valid_users[j]);
 		free(sh->valid_users);
+		srv_ident_put(&sh->force_ident);
 		free(sh);
 	}
 	free(cfg->shares);
 	cfg->shares = NULL;
 	cfg->nshares = 0;
+	srv_ident_put(&cfg->guest_ident);
 }

@@ -19,6 +19,7 @@
 #define NEED_SESSION 1
 #define NEED_TREE 2
 #define NEEDS_FID 4
+#define AS_USER 8	/* names paths or changes metadata: as the tree's identity */
 
 struct handler {
 	int (*fn)(struct srv_req *req);
@@ -31,18 +32,18 @@ static const struct handler handlers[SMB2_NR_COMMANDS] = {
 	[SMB2_LOGOFF] = { smb_logoff, NEED_SESSION },
 	[SMB2_TREE_CONNECT] = { smb_tree_connect, NEED_SESSION },
 	[SMB2_TREE_DISCONNECT] = { smb_tree_disconnect, NEED_SESSION | NEED_TREE },
-	[SMB2_CREATE] = { smb_create, NEED_SESSION | NEED_TREE },
+	[SMB2_CREATE] = { smb_create, NEED_SESSION | NEED_TREE | AS_USER },
 	[SMB2_CLOSE] = { smb_close, NEED_SESSION | NEED_TREE | NEEDS_FID },
 	[SMB2_FLUSH] = { smb_flush, NEED_SESSION | NEED_TREE | NEEDS_FID },
 	[SMB2_READ] = { smb_read, NEED_SESSION | NEED_TREE | NEEDS_FID },
 	[SMB2_WRITE] = { smb_write, NEED_SESSION | NEED_TREE | NEEDS_FID },
 	[SMB2_LOCK] = { smb_lock, NEED_SESSION | NEED_TREE | NEEDS_FID },
-	[SMB2_IOCTL] = { smb_ioctl, NEED_SESSION },
+	[SMB2_IOCTL] = { smb_ioctl, NEED_SESSION | AS_USER },
 	[SMB2_ECHO] = { smb_echo, 0 },
-	[SMB2_QUERY_DIRECTORY] = { smb_query_directory, NEED_SESSION | NEED_TREE | NEEDS_FID },
+	[SMB2_QUERY_DIRECTORY] = { smb_query_directory, NEED_SESSION | NEED_TREE | NEEDS_FID | AS_USER },
 	[SMB2_CHANGE_NOTIFY] = { smb_change_notify, NEED_SESSION | NEED_TREE | NEEDS_FID },
-	[SMB2_QUERY_INFO] = { smb_query_info, NEED_SESSION | NEED_TREE | NEEDS_FID },
-	[SMB2_SET_INFO] = { smb_set_info, NEED_SESSION | NEED_TREE | NEEDS_FID },
+	[SMB2_QUERY_INFO] = { smb_query_info, NEED_SESSION | NEED_TREE | NEEDS_FID | AS_USER },
+	[SMB2_SET_INFO] = { smb_set_info, NEED_SESSION | NEED_TREE | NEEDS_FID | AS_USER },
 	[SMB2_OPLOCK_BREAK] = { smb_oplock_break, NEED_SESSION | NEED_TREE },
 };
 
@@ -225,6 +226,19 @@ static int process_pdu(struct srv_req *req)
 		req->tree = srv_tree_find(req->sess, tid);
 		if (!req->tree && hd->flags & NEED_TREE)
 			return -E_SMB_NETWORK_NAME_DELETED;
+	}
+	/*
+	 * I/O on an open handle needs no identity: the kernel checked it at
+	 * the open. Everything that resolves a name does.
+	 */
+	if (hd->flags & AS_USER && req->tree) {
+		ret = srv_ident_enter(req->tree->ident);
+		if (ret) {
+			log_ratelimited(LOG_ERR, "%s: cannot act as %s (uid %u): %s",
+					c->x->peer, req->tree->ident->name,
+					(unsigned int)req->tree->ident->uid, strerror(-ret));
+			return -EACCES;
+		}
 	}
 	return hd->fn(req);
 }

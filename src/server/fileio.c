@@ -160,18 +160,30 @@ int srv_file_direct_fd(struct srv_open *o, bool write)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct srv_file *f = o->file;
-	char path[64];
-	int fd;
+	char path[4096];
+	struct stat a, b;
+	int fd = -1;
 
-	if (!f || o->is_dir)
+	if (!f || o->is_dir || o->path_only)
 		return -1;
 	pthread_mutex_lock(&lock);
 	if (!f->direct_tried) {
+		/*
+		 * Opened again by name, as the open's user (the kernel checks
+		 * it as it checked the first open), and only if the name
+		 * still leads to the same file. /proc/self/fd would not do:
+		 * a thread acting as a user may not use it.
+		 */
 		f->direct_tried = true;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", o->fd);
-		fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
-		if (fd < 0 && errno == EACCES)
-			fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+		if (!srv_ident_enter(o->ident) &&
+		    !srv_file_path(o->share, f, path, sizeof(path)) &&
+		    (!store_open(&o->share->root, path, O_RDWR | O_DIRECT, 0, &fd) ||
+		     !store_open(&o->share->root, path, O_RDONLY | O_DIRECT, 0, &fd)) &&
+		    (fstat(fd, &a) || fstat(o->fd, &b) || a.st_dev != b.st_dev ||
+		     a.st_ino != b.st_ino)) {
+			close(fd);
+			fd = -1;
+		}
 		f->direct_fd = fd;
 	}
 	fd = f->direct_fd;
@@ -207,7 +219,7 @@ static int devdax_setup(struct srv_share *sh)
 {
 	char tmpl[4096], why[256], *base;
 	const char *rundir = getenv("RUNTIME_DIRECTORY");
-	struct stat st;
+	struct stat st, dev_st;
 	int fd, pfd, ret;
 
 	fd = open(sh->dax_device, O_RDWR | O_CLOEXEC);
@@ -223,6 +235,7 @@ static int devdax_setup(struct srv_share *sh)
 		close(fd);
 		return -EINVAL;
 	}
+	dev_st = st;
 	ret = dax_open(fd, &sh->devdax, why, sizeof(why));
 	close(fd);
 	if (ret) {
@@ -246,14 +259,21 @@ static int devdax_setup(struct srv_share *sh)
 	ret = store_root_open(sh->path, &sh->root);
 	if (ret)
 		goto out_rmdir;
-	pfd = openat(sh->root.fd, sh->dax_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	/* users reach the device as its node lets them: owner and mode */
+	if (chmod(sh->path, 0755)) {
+		ret = -errno;
+		goto out_root;
+	}
+	pfd = openat(sh->root.fd, sh->dax_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (pfd < 0) {
 		ret = -errno;
 		fprintf(stderr, "rdaxd: share [%s]: dax file name %s: %s\n", sh->name,
 			sh->dax_name, strerror(errno));
 		goto out_root;
 	}
-	if (ftruncate(pfd, (off_t)dax_size(sh->devdax)) || fstat(pfd, &st)) {
+	if (ftruncate(pfd, (off_t)dax_size(sh->devdax)) ||
+	    fchown(pfd, dev_st.st_uid, dev_st.st_gid) ||
+	    fchmod(pfd, dev_st.st_mode & 07777) || fstat(pfd, &st)) {
 		ret = -errno;
 		close(pfd);
 		goto out_unlink;

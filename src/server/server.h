@@ -17,6 +17,7 @@
 
 #include "crypto/crypto.h"
 #include "mem/mem.h"
+#include "server/ident.h"
 #include "proto/smb2.h"
 #include "proto/smbd.h"
 #include "store/dax.h"
@@ -71,6 +72,12 @@ struct srv_share {
 	bool ipc;
 	char **valid_users;
 	int nvalid;
+	/* "force user" / "force group" ('+': only for members), resolved at start */
+	char force_user[64];
+	char force_group[64];
+	bool force_group_member;
+	struct srv_ident *force_ident;
+	gid_t force_gid;		/* (gid_t)-1: none */
 	struct store_root root;
 	struct srv_file_shard shards[SRV_FILE_SHARDS];
 	int idx;			/* in srv_config.shares */
@@ -102,6 +109,9 @@ struct srv_config {
 	struct srv_share **shares;
 	int nshares;
 	char passdb_path[4096];
+	char usermap_path[4096];	/* "username map" */
+	char guest_account[64];		/* "guest account": guests act as it */
+	struct srv_ident *guest_ident;	/* resolved when guests can log on */
 	bool map_to_guest;		/* unknown users become guests */
 	bool guest_ok_default;		/* [global] guest ok */
 	uint16_t min_dialect;
@@ -158,6 +168,7 @@ struct srv_file {
 	bool delete_pending;
 	bool is_dir;
 	char *path;			/* current path, relative to the root */
+	struct srv_ident *delete_ident;	/* who set delete-pending: unlinks as them */
 	struct dax_file *dax;		/* DAX store: the file's mapping */
 	bool dax_tried;
 	int direct_fd;			/* O_DIRECT twin for aligned I/O, or -1 */
@@ -175,8 +186,10 @@ struct srv_open {
 	struct srv_session *sess;
 	struct srv_tree *tree;
 	struct srv_file *file;
+	struct srv_ident *ident;	/* who opened it */
 	int fd;
 	bool is_dir;
+	bool path_only;			/* O_PATH: attributes only */
 	bool delete_on_close;
 	bool write_through;
 	uint32_t access;
@@ -193,6 +206,7 @@ struct srv_open {
 struct srv_tree {
 	uint32_t id;
 	struct srv_share *share;
+	struct srv_ident *ident;	/* the session's, with force user/group */
 	bool read_only;
 	uint32_t maximal_access;
 };
@@ -209,6 +223,8 @@ struct srv_session {
 	struct auth_server *auth;
 	uint8_t preauth[64];
 	char user[256];
+	char unix_name[64];		/* the account it acts as */
+	struct srv_ident *ident;
 	bool guest;
 	bool anonymous;
 	bool user_unknown;		/* set by the passdb lookup */
@@ -335,9 +351,15 @@ struct srv_worker {
 	struct srv_conn_stats gone;	/* totals of connections closed */
 };
 
+struct usermap;
+
 struct srv {
 	struct srv_config *cfg;
+	/* who may log on: swapped by a reload (SIGHUP) under logon_lock */
+	pthread_rwlock_t logon_lock;
 	struct passdb *passdb;
+	struct usermap *usermap;
+	struct srv_ident *self_ident;	/* the process's own */
 	uint8_t guid[16];
 	uint64_t start_time;
 	struct srv_worker *workers;
@@ -455,6 +477,17 @@ int smb_oplock_break(struct srv_req *req);
 /* SMB1 NEGOTIATE carrying "SMB 2.???": answer with the 0x02FF wildcard. */
 int smb1_negotiate(struct srv_conn *c, const uint8_t *msg, size_t len);
 
+/* logon: passdb, username map, guest account (logon.c) */
+int srv_logon_load(const struct srv_config *cfg, struct passdb **db,
+		   struct usermap **map, char *err, size_t len);
+int srv_logon_init(struct srv *s);
+void srv_logon_reload(struct srv *s);
+void srv_logon_free(struct srv *s);
+int srv_logon_hash(struct srv *s, const char *user, uint8_t nt_hash[16]);
+/* The identity of an authenticated user (or the guest); -ENOENT: none. */
+int srv_logon_ident(struct srv *s, const char *user, bool guest,
+		    struct srv_ident **out, char *unix_name, size_t len);
+
 /* sessions, trees, opens */
 struct srv_session *srv_session_find(struct srv_conn *c, uint64_t id);
 int srv_session_new(struct srv_conn *c, struct srv_session **out);
@@ -475,7 +508,9 @@ struct srv_file *srv_file_get(struct srv_share *sh, dev_t dev, ino_t ino,
 /* Drop an open's reference; unlinks a delete-pending file at zero. */
 void srv_file_put(struct srv_share *sh, struct srv_file *f);
 bool srv_file_delete_pending(struct srv_share *sh, struct srv_file *f);
-int srv_file_set_delete(struct srv_share *sh, struct srv_file *f, bool del);
+/* del: unlinked at the last close, as id (a reference is taken) */
+int srv_file_set_delete(struct srv_share *sh, struct srv_file *f, bool del,
+			struct srv_ident *id);
 int srv_file_rename(struct srv_share *sh, struct srv_file *f, const char *to,
 		    bool replace);
 int srv_file_path(struct srv_share *sh, struct srv_file *f, char *buf,

@@ -167,13 +167,18 @@ void srv_file_put(struct srv_share *sh, struct srv_file *f)
 	}
 	list_del(&f->link);
 	if (f->delete_pending) {
-		ret = store_unlink(&sh->root, f->path, f->is_dir);
+		/* as the user who asked for it; the kernel may still refuse */
+		ret = srv_ident_enter(f->delete_ident);
+		if (!ret)
+			ret = store_unlink(&sh->root, f->path, f->is_dir);
 		if (ret)
-			pr_warn("[%s] delete on close of %s: %s", sh->name,
-				f->path, strerror(-ret));
+			pr_warn("[%s] delete on close of %s as %s: %s", sh->name,
+				f->path, f->delete_ident ? f->delete_ident->name : "rdaxd",
+				strerror(-ret));
 	}
 	pthread_mutex_unlock(&sd->lock);
 	srv_file_detach_dax(sh, f);
+	srv_ident_put(&f->delete_ident);
 	free(f->path);
 	free(f);
 }
@@ -189,13 +194,18 @@ bool srv_file_delete_pending(struct srv_share *sh, struct srv_file *f)
 	return v;
 }
 
-int srv_file_set_delete(struct srv_share *sh, struct srv_file *f, bool del)
+int srv_file_set_delete(struct srv_share *sh, struct srv_file *f, bool del,
+			struct srv_ident *id)
 {
 	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
+	struct srv_ident *old;
 
 	pthread_mutex_lock(&sd->lock);
 	f->delete_pending = del;
+	old = f->delete_ident;
+	f->delete_ident = del ? srv_ident_get(id) : NULL;
 	pthread_mutex_unlock(&sd->lock);
+	srv_ident_put(&old);
 	return 0;
 }
 
@@ -307,6 +317,56 @@ static int create_contexts(struct srv_req *req, const struct smb2_create_req *r,
 	return 0;
 }
 
+#define DATA_READ (FILE_READ_DATA | FILE_EXECUTE)
+#define DATA_WRITE (FILE_WRITE_DATA | FILE_APPEND_DATA)
+
+/*
+ * Open (or create) path as the thread's identity with the access the
+ * request needs. What MAXIMUM_ALLOWED alone asked for is dropped from
+ * *access when the kernel refuses it: write first, then read, down to an
+ * attributes-only O_PATH descriptor (*path_only), as a stat of a file
+ * one may not read still works. What the client asked for by name is
+ * never dropped.
+ */
+static int open_as_asked(struct srv_share *sh, const char *path,
+			 const struct smb2_create_req *r, bool exists, bool is_dir,
+			 bool truncate, uint32_t *access, int *fd, bool *path_only)
+{
+	uint32_t asked = r->desired_access;
+	bool named_write = truncate || !exists ||
+			   asked & (DATA_WRITE | GENERIC_WRITE | GENERIC_ALL);
+	bool named_read = asked & (DATA_READ | GENERIC_READ | GENERIC_EXECUTE | GENERIC_ALL);
+	int flags, ret;
+
+	*path_only = false;
+	if (is_dir) {
+		ret = store_open(&sh->root, path, O_RDONLY | O_DIRECTORY, 0, fd);
+		if ((ret == -EACCES || ret == -EPERM) && !named_read) {
+			*access &= ~DATA_READ;
+			*path_only = true;
+			ret = store_open(&sh->root, path, O_PATH | O_DIRECTORY, 0, fd);
+		}
+		return ret;
+	}
+	flags = O_NONBLOCK | O_NOCTTY;
+	if (!exists)
+		flags |= O_CREAT | O_EXCL;
+	/* truncation waits for the file table: a DAX mapping may exist */
+	if (*access & DATA_WRITE || truncate) {
+		ret = store_open(&sh->root, path, flags | O_RDWR, 0644, fd);
+		if ((ret != -EACCES && ret != -EPERM) || named_write)
+			return ret;
+		*access &= ~(DATA_WRITE | FILE_WRITE_ATTRIBUTES | FILE_WRITE_EA);
+	}
+	ret = store_open(&sh->root, path, flags | O_RDONLY, 0644, fd);
+	if ((ret != -EACCES && ret != -EPERM) || !exists || named_read ||
+	    *access & DATA_WRITE)
+		return ret;
+	*access &= ~DATA_READ;
+	*path_only = true;
+	return store_open(&sh->root, path, O_PATH, 0, fd);
+}
+
 int smb_create(struct srv_req *req)
 {
 	struct srv_tree *t = req->tree;
@@ -320,8 +380,8 @@ int smb_create(struct srv_req *req)
 	struct srv_open *o;
 	struct stat st;
 	uint32_t access, action;
-	bool exists, is_dir, truncate = false;
-	int ret, fd = -1, flags;
+	bool exists, is_dir, truncate = false, path_only = false;
+	int ret, fd = -1;
 
 	ret = smb2_create_req_decode(req->pdu, req->len, &r);
 	if (ret)
@@ -397,22 +457,21 @@ int smb_create(struct srv_req *req)
 		action = FILE_CREATED;
 	}
 
-	if (is_dir) {
-		ret = store_open(&sh->root, path, O_RDONLY | O_DIRECTORY, 0, &fd);
-	} else {
-		flags = (access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) || truncate ?
-			O_RDWR : O_RDONLY;
-		flags |= O_NONBLOCK | O_NOCTTY;
-		if (!exists)
-			flags |= O_CREAT | O_EXCL;
-		/* truncation waits for the file table: a DAX mapping may exist */
-		ret = store_open(&sh->root, path, flags, 0644, &fd);
-		if (ret == -EEXIST && r.disposition == FILE_OPEN_IF) {
-			/* lost a race with another creator: open it instead */
-			flags &= ~(O_CREAT | O_EXCL);
-			action = FILE_OPENED;
-			ret = store_open(&sh->root, path, flags, 0, &fd);
-		}
+	if (exists && access & DELETE_ACCESS) {
+		/* as the kernel would judge an unlink by this user, now */
+		ret = store_may_delete(&sh->root, path, &st);
+		if (ret && r.desired_access & (DELETE_ACCESS | GENERIC_ALL))
+			return ret;
+		if (ret)
+			access &= ~DELETE_ACCESS;	/* only MAXIMUM_ALLOWED asked for it */
+	}
+	ret = open_as_asked(sh, path, &r, exists, is_dir, truncate, &access, &fd,
+			    &path_only);
+	if (ret == -EEXIST && !is_dir && r.disposition == FILE_OPEN_IF) {
+		/* lost a race with another creator: open it instead */
+		action = FILE_OPENED;
+		ret = open_as_asked(sh, path, &r, true, false, false, &access, &fd,
+				    &path_only);
 	}
 	if (ret == -ENOENT)
 		return not_found_err(&sh->root, path);
@@ -427,7 +486,7 @@ int smb_create(struct srv_req *req)
 		goto out_close_fd;
 	}
 	/* O_NONBLOCK only guarded the open; io_uring would honour it */
-	if (!is_dir && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+	if (!is_dir && !path_only && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
 		ret = -errno;
 		goto out_close_fd;
 	}
@@ -439,7 +498,9 @@ int smb_create(struct srv_req *req)
 	o->fd = fd;
 	o->tree = t;
 	o->share = sh;
+	o->ident = srv_ident_get(t->ident);
 	o->is_dir = is_dir;
+	o->path_only = path_only;
 	o->access = access;
 	o->write_through = r.options & FILE_WRITE_THROUGH;
 	o->delete_on_close = r.options & FILE_DELETE_ON_CLOSE;
@@ -452,7 +513,7 @@ int smb_create(struct srv_req *req)
 		ret = -E_SMB_DELETE_PENDING;
 		goto out_put_file;
 	}
-	ret = srv_file_attach_dax(sh, o->file, fd);
+	ret = path_only ? 0 : srv_file_attach_dax(sh, o->file, fd);
 	if (ret)
 		goto out_put_file;
 	if (truncate) {
@@ -492,6 +553,7 @@ int smb_create(struct srv_req *req)
 out_put_file:
 	srv_file_put(sh, o->file);
 out_free_open:
+	srv_ident_put(&o->ident);
 	free(o);
 out_close_fd:
 	close(fd);

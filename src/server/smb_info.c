@@ -191,7 +191,11 @@ static int set_basic(struct srv_open *o, const struct smb2_buf *b)
 			m &= (mode_t)~0222;
 		else if (!(m & 0200))
 			m |= 0200;
-		if (m != (st.st_mode & 07777) && fchmod(o->fd, m))
+		if (m == (st.st_mode & 07777))
+			return 0;
+		if (o->path_only)
+			return -EACCES;		/* no data access: not its owner */
+		if (fchmod(o->fd, m))
 			return -errno;
 	}
 	return 0;
@@ -226,7 +230,7 @@ static int set_disposition(struct srv_open *o, bool del)
 		if (!ret)
 			return -ENOTEMPTY;
 	}
-	return srv_file_set_delete(o->share, o->file, del);
+	return srv_file_set_delete(o->share, o->file, del, o->ident);
 }
 
 static int target_path(const struct smb2_buf *b, char *out, size_t cap)

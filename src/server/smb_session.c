@@ -4,6 +4,7 @@
  * the session / tree / open tables they manage.
  */
 #include <errno.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,9 +101,12 @@ void srv_session_free(struct srv_session *s)
 	int i;
 
 	session_close_opens(s, NULL);
-	for (i = 0; i < s->ntrees; i++)
+	for (i = 0; i < s->ntrees; i++) {
+		srv_ident_put(&s->trees[i]->ident);
 		free(s->trees[i]);
+	}
 	free(s->trees);
+	srv_ident_put(&s->ident);
 	auth_server_delete(&s->auth);
 	session_unlink(s);
 	explicit_bzero(&s->keys, sizeof(s->keys));
@@ -131,6 +135,7 @@ void srv_tree_free(struct srv_session *s, struct srv_tree *t)
 			break;
 		}
 	}
+	srv_ident_put(&t->ident);
 	free(t);
 }
 
@@ -179,6 +184,7 @@ static void open_release(struct srv_open *o)
 		close(o->fd);
 	if (o->file)
 		srv_file_put(o->share, o->file);
+	srv_ident_put(&o->ident);
 	free(o->pattern);
 	free(o->pending_name);
 	free(o);
@@ -201,7 +207,7 @@ int srv_open_close(struct srv_open *o)
 	o->sess = NULL;
 	o->tree = NULL;
 	if (o->file && o->delete_on_close)
-		srv_file_set_delete(o->share, o->file, true);
+		srv_file_set_delete(o->share, o->file, true, o->ident);
 	if (!o->refs)
 		open_release(o);
 	return 0;
@@ -467,12 +473,37 @@ static bool guest_share(const struct srv_config *cfg)
 static int srv_user_lookup(void *arg, const char *user, uint8_t nt_hash[16])
 {
 	struct srv_session *s = arg;
-	struct passdb *db = s->conn->srv->passdb;
 
-	if (db && !passdb_lookup(db, user, nt_hash))
+	if (!srv_logon_hash(s->conn->srv, user, nt_hash))
 		return 0;
 	s->user_unknown = true;
 	return -ENOENT;
+}
+
+/*
+ * The Unix account the session acts as, once, at its first logon: the
+ * user's own (or the username map's choice), the guest account for
+ * guests. A user without one is refused, as Samba and ksmbd refuse.
+ */
+static int session_ident(struct srv_conn *c, struct srv_session *s)
+{
+	bool guest = s->guest || s->anonymous;
+	int ret;
+
+	if (s->ident)
+		return 0;
+	ret = srv_logon_ident(c->srv, s->user, guest, &s->ident, s->unix_name,
+			      sizeof(s->unix_name));
+	if (ret == -ENOENT) {
+		log_ratelimited(LOG_NOTICE, "%s: logon refused for '%s': no Unix account '%s'%s",
+				c->x->peer, s->user, s->unix_name,
+				strcasecmp(s->user, s->unix_name) ? " (username map)" : "");
+		return -E_SMB_LOGON_FAILURE;
+	}
+	if (ret)
+		log_ratelimited(LOG_ERR, "%s: logon of '%s': looking up Unix account '%s': %s",
+				c->x->peer, s->user, s->unix_name, strerror(-ret));
+	return ret;
 }
 
 static int session_keys(struct srv_conn *c, struct srv_session *s)
@@ -622,13 +653,17 @@ int smb_session_setup(struct srv_req *req)
 		ret = -EACCES;		/* guests cannot encrypt */
 		goto out_fail;
 	}
+	ret = session_ident(c, s);
+	if (ret)
+		goto out_fail;
 	ret = sess_setup_reply(req, flags, out, outlen);
 	if (ret)
 		goto out_fail;
 	if (s->state != SESS_VALID)
-		pr_notice("%s: session 0x%llx for %s%s, SMB %s%s%s", c->x->peer,
+		pr_notice("%s: session 0x%llx for %s%s as %s, SMB %s%s%s", c->x->peer,
 			  (unsigned long long)s->id, s->user,
-			  s->guest ? " (guest)" : "", dialect_name(c->dialect),
+			  s->guest ? " (guest)" : "", s->ident ? s->unix_name : "nobody (no guest account)",
+			  dialect_name(c->dialect),
 			  s->signing_required ? ", signed" : "",
 			  s->encrypt ? ", encrypted" : "");
 	s->state = SESS_VALID;
@@ -671,16 +706,40 @@ int smb_logoff(struct srv_req *req)
 
 /* ---- TREE_CONNECT / TREE_DISCONNECT ---- */
 
-static bool user_valid(const struct srv_share *sh, const char *user)
+/* "valid users": the SMB name, the Unix account it maps to, or @group */
+static bool user_valid(const struct srv_share *sh, const struct srv_session *s)
 {
+	struct group gr, *res;
+	char buf[16384];
+	const char *v;
 	int i;
 
 	if (!sh->nvalid)
 		return true;
-	for (i = 0; i < sh->nvalid; i++)
-		if (!strcasecmp(sh->valid_users[i], user))
+	for (i = 0; i < sh->nvalid; i++) {
+		v = sh->valid_users[i];
+		if (*v == '@' || *v == '+') {
+			res = NULL;
+			if (s->ident && !getgrnam_r(v + 1, &gr, buf, sizeof(buf), &res) && res &&
+			    srv_ident_in_group(s->ident, res->gr_gid))
+				return true;
+		} else if (!strcasecmp(v, s->user) || !strcasecmp(v, s->unix_name)) {
 			return true;
+		}
+	}
 	return false;
+}
+
+/* The session's identity as this share sees it: force user, force group. */
+static int tree_ident(const struct srv_session *s, const struct srv_share *sh,
+		      struct srv_ident **out)
+{
+	if (!srv_ident_switching() || (!sh->force_ident && sh->force_gid == (gid_t)-1)) {
+		*out = srv_ident_get(s->ident);
+		return 0;
+	}
+	return srv_ident_force(s->ident, sh->force_ident, sh->force_gid,
+			       sh->force_group_member, out);
 }
 
 int smb_tree_connect(struct srv_req *req)
@@ -717,7 +776,7 @@ int smb_tree_connect(struct srv_req *req)
 				req->conn->x->peer, s->user, sh->name);
 		return -EACCES;
 	}
-	if (!s->guest && !s->anonymous && !user_valid(sh, s->user)) {
+	if (!s->guest && !s->anonymous && !user_valid(sh, s)) {
 		log_ratelimited(LOG_NOTICE, "%s: user %s is not in 'valid users' of [%s]",
 				req->conn->x->peer, s->user, sh->name);
 		return -EACCES;
@@ -727,13 +786,34 @@ int smb_tree_connect(struct srv_req *req)
 				req->conn->x->peer, s->ntrees, (unsigned long long)s->id);
 		return -E_SMB_REQUEST_NOT_ACCEPTED;
 	}
+	if (!sh->ipc && !s->ident) {
+		log_ratelimited(LOG_NOTICE, "%s: %s may not use share [%s] (no guest account)",
+				req->conn->x->peer, s->user, sh->name);
+		return -EACCES;
+	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
+	if (!sh->ipc) {
+		ret = tree_ident(s, sh, &t->ident);
+		if (ret)
+			goto out_free;
+		/* Samba's rule too: a share its user cannot enter is refused */
+		ret = srv_ident_enter(t->ident);
+		if (!ret)
+			ret = store_access(&sh->root, "", X_OK);
+		if (ret) {
+			log_ratelimited(LOG_NOTICE, "%s: %s (as %s) may not enter share [%s] (%s): %s",
+					req->conn->x->peer, s->user, t->ident->name, sh->name,
+					sh->path, strerror(-ret));
+			ret = -EACCES;
+			goto out_free;
+		}
+	}
 	v = realloc(s->trees, sizeof(*v) * (size_t)(s->ntrees + 1));
 	if (!v) {
-		free(t);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out_free;
 	}
 	s->trees = v;
 	t->id = s->next_tree_id++;
@@ -753,6 +833,10 @@ int smb_tree_connect(struct srv_req *req)
 		return -ENOMEM;
 	smb2_tree_connect_rsp_encode(&req->w, &rsp);
 	return 0;
+out_free:
+	srv_ident_put(&t->ident);
+	free(t);
+	return ret;
 }
 
 int smb_tree_disconnect(struct srv_req *req)

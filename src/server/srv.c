@@ -385,6 +385,30 @@ void srv_worker_stop(struct srv_worker *w)
 	free(w->q);
 }
 
+/* Decide how sessions act on files; say so, and what a share cannot do. */
+static int srv_identities(struct srv *s)
+{
+	char why[300];
+	int i, ret;
+
+	ret = srv_ident_setup(why, sizeof(why));
+	if (ret) {
+		pr_err("capabilities: %s", strerror(-ret));
+		return ret;
+	}
+	ret = srv_ident_self(&s->self_ident);
+	if (ret)
+		return ret;
+	pr_notice("identities: %s", why);
+	if (srv_ident_switching())
+		return 0;
+	for (i = 0; i < s->cfg->nshares; i++)
+		if (s->cfg->shares[i]->force_ident || s->cfg->shares[i]->force_gid != (gid_t)-1)
+			pr_warn("share [%s]: force user/group ignored: rdaxd cannot switch identities",
+				s->cfg->shares[i]->name);
+	return 0;
+}
+
 int srv_new(struct srv_config *cfg, struct srv **out)
 {
 	struct srv *s;
@@ -417,17 +441,9 @@ int srv_new(struct srv_config *cfg, struct srv **out)
 	atomic_init(&s->next_volatile, r >> 16 | 1);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	s->start_time = filetime_from_unix(ts.tv_sec, ts.tv_nsec);
-	if (cfg->passdb_path[0]) {
-		ret = passdb_load(cfg->passdb_path, &s->passdb);
-		if (ret) {
-			if (ret == -EPERM)
-				pr_err("passdb %s: must not be readable or writable by group or others (chmod 600)",
-				       cfg->passdb_path);
-			else
-				pr_err("passdb %s: %s", cfg->passdb_path, strerror(-ret));
-			goto out_free;
-		}
-	}
+	ret = srv_logon_init(s);
+	if (ret)
+		goto out_free;
 	for (i = 0; i < cfg->nlisten; i++) {
 		struct srv_listen *l = &cfg->listen[i];
 		int fd;
@@ -471,6 +487,10 @@ int srv_new(struct srv_config *cfg, struct srv **out)
 	ret = srv_numa_plan(s);
 	if (ret)
 		goto out_close;
+	/* before any worker exists: capabilities are per thread */
+	ret = srv_identities(s);
+	if (ret)
+		goto out_close;
 	s->nworkers = cfg->workers;
 	if (s->nworkers <= 0 && s->numa_node >= 0) {
 		s->nworkers = s->numa_cpus;
@@ -506,7 +526,8 @@ out_close:
 		close(s->listen_fds[i]);
 	for (i = 0; i < s->nrdma_listen; i++)
 		smbd_listener_close(&s->rdma_listen[i]);
-	passdb_free(&s->passdb);
+	srv_ident_put(&s->self_ident);
+	srv_logon_free(s);
 out_free:
 	free(s);
 	return ret;
@@ -673,7 +694,9 @@ int srv_run(struct srv *s)
 							pr_warn("doorbell: %s", strerror(errno));
 					}
 				} else if (si.ssi_signo == SIGHUP) {
-					pr_notice("SIGHUP: configuration reload is not supported yet");
+					/* shares and globals need a restart for now */
+					pr_notice("SIGHUP: reloading the passdb and username map");
+					srv_logon_reload(s);
 				}
 			}
 		}
@@ -698,7 +721,8 @@ void srv_free(struct srv **sp)
 		close(s->listen_fds[i]);
 	for (i = 0; i < s->nrdma_listen; i++)
 		smbd_listener_close(&s->rdma_listen[i]);
-	passdb_free(&s->passdb);
+	srv_ident_put(&s->self_ident);
+	srv_logon_free(s);
 	free(s->workers);
 	free(s);
 	*sp = NULL;

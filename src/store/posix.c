@@ -179,6 +179,47 @@ out_close_fd:
 	return ret;
 }
 
+/* faccessat2 on an fd, with the caller's fs identity (AT_EACCESS) */
+static int access_fd(int fd, int mode)
+{
+	if (!syscall(SYS_faccessat2, fd, "", mode, AT_EACCESS | AT_EMPTY_PATH))
+		return 0;
+	return errno == ENOSYS ? 0 : -errno;	/* the operation itself will tell */
+}
+
+int store_access(const struct store_root *r, const char *rel, int mode)
+{
+	int fd = beneath(r->fd, rel, O_PATH, 0), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = access_fd(fd, mode);
+	close(fd);
+	return ret;
+}
+
+int store_may_delete(const struct store_root *r, const char *rel,
+		     const struct stat *st)
+{
+	const char *base;
+	struct stat pst;
+	uid_t me;
+	int pfd, ret;
+
+	pfd = open_parent(r, rel, &base);
+	if (pfd < 0)
+		return pfd == -EINVAL ? -EACCES : pfd;	/* the root itself */
+	ret = access_fd(pfd, W_OK | X_OK);
+	if (!ret && !fstat(pfd, &pst) && pst.st_mode & S_ISVTX) {
+		/* sticky: only the file's or the directory's owner */
+		me = (uid_t)syscall(SYS_setfsuid, (uid_t)-1);
+		if (me != st->st_uid && me != pst.st_uid)
+			ret = -EACCES;
+	}
+	close(pfd);
+	return ret;
+}
+
 int store_statvfs(const struct store_root *r, struct statvfs *sv)
 {
 	return fstatvfs(r->fd, sv) ? -errno : 0;
@@ -308,7 +349,8 @@ int store_set_times(int fd, const struct timespec *atime,
 		mtime ? *mtime : (struct timespec){ .tv_nsec = UTIME_OMIT },
 	};
 
-	return futimens(fd, ts) ? -errno : 0;
+	/* also on an O_PATH descriptor (an attributes-only open) */
+	return utimensat(fd, "", ts, AT_EMPTY_PATH) ? -errno : 0;
 }
 
 /* ---- server-side copy ---- */

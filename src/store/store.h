@@ -34,6 +34,15 @@ int store_rename(const struct store_root *r, const char *from,
 		 const char *to, bool replace);
 int store_link(const struct store_root *r, const char *from, const char *to);
 int store_statvfs(const struct store_root *r, struct statvfs *sv);
+/*
+ * Access checks with the calling thread's fs identity (fsuid, fsgid,
+ * groups): faccessat2 mode (R_OK, W_OK, X_OK) on rel; whether rel may
+ * be unlinked (write and search on its parent, the sticky bit's rule;
+ * st is rel's stat). 0 or -EACCES.
+ */
+int store_access(const struct store_root *r, const char *rel, int mode);
+int store_may_delete(const struct store_root *r, const char *rel,
+		     const struct stat *st);
 
 /* Data and metadata on an open file. */
 ssize_t store_pread(int fd, void *buf, size_t len, uint64_t off);

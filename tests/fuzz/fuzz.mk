@@ -51,7 +51,11 @@ FUZZ_REPLAY_BINS := $(FUZZ_TARGETS:%=$(FUZZ_REPLAY_B)/bin/fuzz_%)
 
 # ---- libFuzzer build (clang only) ----
 
-$(FUZZ_B)/obj/%.o: %.c tests/fuzz/fuzz.mk
+# Every header, not just the .d files: those name their targets as the
+# directory was spelled (relative or absolute) when they were written.
+FUZZ_HDRS := $(wildcard include/*.h src/*/*.h tests/fuzz/*.h)
+
+$(FUZZ_B)/obj/%.o: %.c tests/fuzz/fuzz.mk $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $<"
 	@$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_OPT) $(FUZZ_CFLAGS) $(FUZZ_SAN) \
@@ -67,7 +71,7 @@ $(FUZZ_B)/bin/fuzz_%: $(FUZZ_B)/obj/tests/fuzz/fuzz_%.o $(FUZZ_B)/libfuzz-src.a
 
 # ---- replay build (any compiler, sanitizers, no libFuzzer) ----
 
-$(FUZZ_REPLAY_B)/obj/%.o: %.c tests/fuzz/fuzz.mk
+$(FUZZ_REPLAY_B)/obj/%.o: %.c tests/fuzz/fuzz.mk $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  REPLAYCC $<"
 	@$(FUZZ_REPLAY_CC) $(FUZZ_CPPFLAGS) $(FUZZ_REPLAY_OPT) $(FUZZ_CFLAGS) \

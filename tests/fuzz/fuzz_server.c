@@ -53,8 +53,8 @@ static void write_file(const char *dir, const char *name, const char *data,
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, data, len) != (ssize_t)len)
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0 || fchmod(fd, 0666) || write(fd, data, len) != (ssize_t)len)
 		abort();
 	close(fd);
 }
@@ -64,13 +64,28 @@ static void reset_share(void)
 {
 	char path[256];
 
+	/*
+	 * rdaxd dropped the capabilities that would let root delete what
+	 * the guest made in the guest's directories: the guest cleans up
+	 * after itself, then root.
+	 */
+	if (srv) {
+		if (srv_ident_enter(cfg.guest_ident))
+			abort();
+		nftw(share, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		if (srv_ident_enter(NULL))
+			abort();
+	}
 	if (nftw(share, rm_entry, 16, FTW_DEPTH | FTW_PHYS))
 		abort();
 	write_file(share, "hello.txt", "hello from rdax\n", 16);
+	/* rdaxd acts as the guest account: everything is theirs to change */
 	snprintf(path, sizeof(path), "%s/dir", share);
-	mkdir(path, 0755);
+	mkdir(path, 0777);
+	chmod(path, 0777);
 	snprintf(path, sizeof(path), "%s/dir/sub", share);
-	mkdir(path, 0755);
+	mkdir(path, 0777);
+	chmod(path, 0777);
 	write_file(path, "small.bin", "0123456789abcdef", 16);
 	snprintf(path, sizeof(path), "%s/dir", share);
 	write_file(path, "caf\xc3\xa9.txt", "n\xc3\xa4me\n", 6);
@@ -103,6 +118,9 @@ static void check_outside(void)
 static void cleanup(void)
 {
 	if (root[0]) {
+		if (srv && !srv_ident_enter(cfg.guest_ident))
+			nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		srv_ident_enter(NULL);
 		nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		rmdir(root);
 	}
@@ -122,7 +140,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	atexit(cleanup);
 	snprintf(share, sizeof(share), "%s/share", root);
 	snprintf(outside, sizeof(outside), "%s/outside", root);
-	if (mkdir(share, 0755))
+	/* the guest account must reach the share */
+	if (chmod(root, 0711) || mkdir(share, 0777) || chmod(share, 0777))
 		abort();
 	write_file(root, "outside", "canary\n", 7);
 	reset_share();
@@ -261,6 +280,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	drain(sv[1], &rx);
 	close(sv[1]);
 	free(rx.buf);
+	/* requests left this thread acting as the guest: be rdaxd again */
+	if (srv_ident_enter(NULL))
+		abort();
 	check_outside();
 	return 0;
 }

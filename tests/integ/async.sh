@@ -3,7 +3,7 @@
 # The asynchronous API (rdax_ioq) against rdaxd and Samba smbd over TCP.
 . "$(dirname "$0")/lib.sh"
 [ -x "$B/tests/async_io" ] || die "$B/tests/async_io not built (make tests)"
-mkdir -p "$T/share"
+share_dir "$T/share"
 make_user "$T/passdb" alice 'async pass'
 start_rdaxd srv --share data="$T/share" --guest --passdb "$T/passdb"
 for qd in 1 8 32; do
@@ -42,7 +42,7 @@ fi
 
 # a link that stalls or trickles (tests/integ/relay.c), then a server
 # that dies: bounded waits, every request reported exactly once
-mkdir -p "$T/share2"
+share_dir "$T/share2"
 start_rdaxd srv2 --share data="$T/share2" --guest
 start_relay
 check "reap and delete bounded; requests reported once when the server dies" \

@@ -3,7 +3,7 @@
 # Malformed traffic against rdaxd: every bad request fails alone.
 . "$(dirname "$0")/lib.sh"
 [ -x "$B/tests/badinput" ] || die "$B/tests/badinput not built (make tests)"
-mkdir -p "$T/pub"
+share_dir "$T/pub"
 start_rdaxd srv --share pub="$T/pub" --guest
 check "malformed requests are refused one by one" "$B/tests/badinput" 127.0.0.1 "$PORT" pub
 cat "$T/check.out"

@@ -5,7 +5,7 @@
 # authentication rules, clean shutdown.
 . "$(dirname "$0")/lib.sh"
 
-mkdir -p "$T/share" "$T/pub" "$T/ro"
+share_dir "$T/share" "$T/pub" "$T/ro"
 echo hello >"$T/ro/readme.txt"
 make_user "$T/passdb" alice 's3cret pass'
 cat >"$T/smb.conf" <<CONF
@@ -100,7 +100,7 @@ check "... writes DIR/NAME" cmp "$T/ro/readme.txt" "$T/dl/readme.txt"
 rm -f "$T/dl/readme.txt"
 check "get into DIR/" $RDAX $A get "$U/ro/readme.txt" "$T/dl/"
 check "... writes DIR/NAME" cmp "$T/ro/readme.txt" "$T/dl/readme.txt"
-mkdir "$T/share/up"
+share_dir "$T/share/up"
 check "put into a remote directory" $RDAX $A put "$T/ro/readme.txt" "$U/data/up"
 check "... writes DIR/NAME" cmp "$T/ro/readme.txt" "$T/share/up/readme.txt"
 check "put into a URL ending in /" $RDAX $A put "$T/alice.pw" "$U/data/up/"

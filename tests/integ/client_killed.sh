@@ -17,7 +17,7 @@
 A=$B/tests/abuse
 [ -x "$A" ] || die "$A not built (make tests)"
 
-mkdir -p "$T/px" "$T/dax" "$T/local"
+share_dir "$T/px" "$T/dax" "$T/local"
 cat >"$T/smb.conf" <<CONF
 [global]
 	guest ok = yes

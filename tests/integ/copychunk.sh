@@ -8,7 +8,7 @@
 need smbtorture
 [ -x "$B/tests/copychunk" ] || die "$B/tests/copychunk not built (make tests)"
 
-mkdir -p "$T/share" "$T/other" "$T/pub" "$T/ro"
+share_dir "$T/share" "$T/other" "$T/pub" "$T/ro"
 make_user "$T/passdb" alice 'copy pass'
 cat >"$T/smb.conf" <<CONF
 [global]
@@ -31,6 +31,7 @@ start_rdaxd srv --config "$T/smb.conf"
 U="smb://127.0.0.1:$PORT"
 A="--user alice --password-file $T/alice.pw"
 head -c $((64 << 20)) /dev/urandom >"$T/share/big.bin"
+own alice "$T/share/big.bin"
 
 # round_trips FILE / wire_bytes FILE: figures of `rdax --stats` output
 round_trips() { sed -n 's/.* \([0-9][0-9]*\) round trips* (+.*/\1/p' "$1" | tail -n 1; }
@@ -70,25 +71,29 @@ check_range "client path: bytes received (the data)" "${2:-}" $((64 << 20)) $((8
 
 # destinations
 head -c $((80 << 20)) /dev/urandom >"$T/share/longer.bin"
+own alice "$T/share/longer.bin"
 check "cp over a longer file" $RDAX $A cp "$U/data/big.bin" longer.bin
 check "... truncates it to the source" cmp "$T/share/big.bin" "$T/share/longer.bin"
-mkdir "$T/share/dir1"
+share_dir "$T/share/dir1"
 check "cp into a directory" $RDAX $A cp "$U/data/big.bin" dir1
 check "... keeps the source's name" cmp "$T/share/big.bin" "$T/share/dir1/big.bin"
 check "cp to a URL on the same share" $RDAX $A cp "$U/data/big.bin" "$U/data/dir1/u.bin"
 check "... is byte-identical" cmp "$T/share/big.bin" "$T/share/dir1/u.bin"
 printf 'slash\n' >"$T/share/t.txt"
+own alice "$T/share/t.txt"
 check "cp into a directory given as dir1/" $RDAX $A cp "$U/data/t.txt" dir1/
 check "... lands in dir1/t.txt" cmp "$T/share/t.txt" "$T/share/dir1/t.txt"
-mkdir "$T/share/dir2"
+share_dir "$T/share/dir2"
 check "cp into a directory given as a URL ending in /" $RDAX $A cp "$U/data/t.txt" "$U/data/dir2/"
 check "... lands in dir2/t.txt" cmp "$T/share/t.txt" "$T/share/dir2/t.txt"
 check_fails "cp into a missing dir9/ fails" $RDAX $A cp "$U/data/t.txt" dir9/
 check "... and creates nothing" test ! -e "$T/share/dir9"
 : >"$T/share/empty"
+own alice "$T/share/empty"
 check "cp of an empty file" $RDAX $A cp "$U/data/empty" copy.bin
 check "... empties the destination" test ! -s "$T/share/copy.bin"
 printf 'small\n' >"$T/share/small.txt"
+own alice "$T/share/small.txt"
 check "cp of a 6-byte file" $RDAX $A --server-copy cp "$U/data/small.txt" s2.txt
 check "... is byte-identical" cmp "$T/share/small.txt" "$T/share/s2.txt"
 
@@ -122,6 +127,7 @@ start_relay --no-resume-key
 R="smb://127.0.0.1:$RPORT"
 printf 'keep me\n' >"$T/pub/keep.txt"
 printf 'the source\n' >"$T/pub/src.txt"
+own nobody "$T/pub/src.txt" "$T/pub/keep.txt"
 check_fails_output "--server-copy on a server without server-side copy fails" \
 	"no server-side copy.*resume key refused" \
 	$RDAX --guest --server-copy cp "$R/pub/src.txt" keep.txt

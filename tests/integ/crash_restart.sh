@@ -11,7 +11,7 @@ AW=$B/tests/ackwrite
 [ -x "$AW" ] || die "$AW not built (make tests)"
 
 CS=262144 N=400
-mkdir -p "$T/px" "$T/dax"
+share_dir "$T/px" "$T/dax"
 cat >"$T/smb.conf" <<CONF
 [global]
 	guest ok = yes

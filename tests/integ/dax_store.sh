@@ -11,7 +11,7 @@
 need fio smbclient
 [ -f "$B/fio-rdax.so" ] || die "$B/fio-rdax.so not built (make fio)"
 
-mkdir -p "$T/dax" "$T/auto" "$T/px"
+share_dir "$T/dax" "$T/auto" "$T/px"
 cat >"$T/smb.conf" <<CONF
 [global]
 	guest ok = yes

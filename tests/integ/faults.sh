@@ -26,7 +26,7 @@ E=$B/fio-rdax.so
 need fio smbclient
 [ -f "$E" ] || die "$E not built (make fio)"
 
-mkdir -p "$T/pub" "$T/local"
+share_dir "$T/pub" "$T/local"
 make_user "$T/passdb" alice 'faults pw 1'
 cat >"$T/smb.conf" <<CONF
 [global]

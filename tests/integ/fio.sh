@@ -9,7 +9,7 @@ need fio
 E=$B/fio-rdax.so
 [ -f "$E" ] || die "$E not built (make)"
 
-mkdir -p "$T/share"
+share_dir "$T/share"
 make_user "$T/passdb" bob 'fio pass 1'
 start_rdaxd srv --share data="$T/share" --passdb "$T/passdb"
 A="--ioengine=external:$E --hostname=127.0.0.1 --port=$PORT --share=data"

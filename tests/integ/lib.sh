@@ -11,9 +11,12 @@ RDAX=$B/rdax
 export LD_LIBRARY_PATH=$B${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 T=$(mktemp -d /tmp/rdax-test.XXXXXX)
+# rdaxd acts as each session's Unix user: they must reach the shares in $T
+chmod 0711 "$T"
 pids=""
 nfail=0
 nchecks=0
+made_users=""
 
 cleanup() {
 	for p in $pids; do
@@ -21,6 +24,9 @@ cleanup() {
 	done
 	for p in $pids; do
 		wait "$p" 2>/dev/null
+	done
+	for u in $made_users; do
+		userdel "$u" 2>/dev/null
 	done
 	rm -rf "$T"
 }
@@ -154,8 +160,34 @@ stop_rdaxd() {
 	return $rc
 }
 
-# make_user DB USER PASSWORD: passdb entry and a 0600 password file
+# unix_user NAME: a Unix account NAME, as rdaxd needs for each SMB user
+# it serves; made here (as root: group "users", no home, no shell) and
+# removed when the test ends. Without root rdaxd acts as the user running
+# it for everyone, and no account is needed.
+unix_user() {
+	getent passwd "$1" >/dev/null && return 0
+	[ "$(id -u)" = 0 ] || return 0
+	useradd -M -N -g users -s /usr/sbin/nologin "$1" || die "useradd $1 failed"
+	made_users="$made_users $1"
+}
+
+# share_dir DIR...: directories every user of a share may write
+share_dir() {
+	mkdir -p "$@" || die "mkdir $*"
+	chmod 0777 "$@"
+}
+
+# own USER PATH...: files the test made for USER to work on are USER's
+own() {
+	_u=$1
+	shift
+	chown -R "$_u" "$@" || die "chown $_u $*"
+}
+
+# make_user DB USER PASSWORD: a Unix account, its passdb entry and a 0600
+# password file
 make_user() {
+	unix_user "$2"
 	printf '%s\n' "$3" | "$RDAX" passwd --passdb "$1" "$2" || die "rdax passwd failed"
 	printf '%s\n' "$3" >"$T/$2.pw"
 	chmod 600 "$T/$2.pw"

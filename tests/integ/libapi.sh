@@ -5,7 +5,7 @@
 # hosts, request timeout values, and no SIGPIPE when the server dies.
 . "$(dirname "$0")/lib.sh"
 [ -x "$B/tests/libapi" ] || die "$B/tests/libapi not built (make tests)"
-mkdir -p "$T/share"
+share_dir "$T/share"
 start_rdaxd srv --share data="$T/share" --guest
 closed=$(free_port)
 "$B/tests/libapi" "smb://127.0.0.1:$PORT/data" "$closed" "$RDAXD_PID" >"$T/libapi.out" 2>&1

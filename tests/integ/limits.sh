@@ -12,7 +12,7 @@ A=$B/tests/abuse
 [ -x "$A" ] || die "$A not built (make tests)"
 
 TMO=3
-mkdir -p "$T/pub" "$T/priv"
+share_dir "$T/pub" "$T/priv"
 make_user "$T/passdb" alice 'limits pw'
 cat >"$T/smb.conf" <<CONF
 [global]

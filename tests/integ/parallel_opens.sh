@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 
 NCLI=64 NFILES=4 NSHARED=8
-mkdir -p "$T/share" "$T/local"
+share_dir "$T/share" "$T/local"
 start_rdaxd srv --share data="$T/share" --guest
 U="smb://127.0.0.1:$PORT"
 G="--guest -q"

@@ -19,7 +19,7 @@ need smbclient
 S=$B/tests/security
 [ -x "$S" ] || die "$S not built (make tests)"
 
-mkdir -p "$T/share/sub" "$T/share/etc" "$T/pub" "$T/outside" "$T/local"
+share_dir "$T/share" "$T/share/sub" "$T/share/etc" "$T/pub" "$T/outside" "$T/local"
 printf 'outside secret\n' >"$T/outside/secret.txt"
 printf 'canary: never touched\n' >"$T/outside/canary.txt"
 printf 'inside the share\n' >"$T/share/inside.txt"

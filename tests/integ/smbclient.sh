@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 need smbclient
 
-mkdir -p "$T/share" "$T/pub"
+share_dir "$T/share" "$T/pub"
 make_user "$T/passdb" alice 'pa55 word'
 cat >"$T/smb.conf" <<CONF
 [global]
@@ -59,7 +59,7 @@ for m in SMB3_11 SMB3_02 SMB3_00 SMB2_10; do
 	capture_stop
 	check "signed $m data intact" cmp "$T/small.txt" "$T/s.out"
 	check_output "rdaxd logged a signed SMB $(dialect $m) session" \
-		"for alice, SMB $(dialect $m), signed" sh -c "tail -n +$((n0 + 1)) '$T/srv.log'"
+		"for alice as alice, SMB $(dialect $m), signed" sh -c "tail -n +$((n0 + 1)) '$T/srv.log'"
 	check_wire "signed $m on the wire: every READ and WRITE signed" \
 		"sign$m" "$PORT" 'w["io_pdus"] >= 2 and w["io_signed"] == w["io_pdus"] and w["sealed"] == 0'
 done
@@ -72,7 +72,7 @@ for m in SMB3_11 SMB3_00; do
 	capture_stop
 	check "encrypted $m data intact" cmp "$T/big.bin" "$T/e.out"
 	check_output "rdaxd logged an SMB $(dialect $m) session" \
-		"for alice, SMB $(dialect $m)" sh -c "tail -n +$((n0 + 1)) '$T/srv.log'"
+		"for alice as alice, SMB $(dialect $m)" sh -c "tail -n +$((n0 + 1)) '$T/srv.log'"
 	check_wire "encrypted $m on the wire: every message after the setup sealed, no data in clear" \
 		"enc$m" "$PORT" 'w["sealed"] > 4 and w["plain_pdus"] == 0 and not w["pattern_seen"]' \
 		"$T/big.bin"

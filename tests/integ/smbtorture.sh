@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 need smbtorture
 
-mkdir -p "$T/share"
+share_dir "$T/share"
 make_user "$T/passdb" torture 'torture pw'
 start_rdaxd srv --share tort="$T/share" --passdb "$T/passdb"
 

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+/* Unix identities and their per-thread switch (see ident.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "server/ident.h"
+
+#define SERIAL_SELF 0			/* the process's own identity */
+#define SERIAL_UNKNOWN UINT64_MAX	/* a switch failed half-way */
+
+/*
+ * What rdaxd keeps; everything else leaves the bounding set too.
+ * CAP_DAC_READ_SEARCH only as root: the kernel lowers it while a thread's
+ * fsuid is a user's and raises it again at fsuid 0 (the server itself,
+ * or "force user = root"). A non-root process would hold it while acting
+ * as anyone, so it is not kept there.
+ */
+static const struct { int cap; bool root_only; } kept_caps[] = {
+	{ CAP_SETUID, false },		/* fsuid of a session's user */
+	{ CAP_SETGID, false },		/* its fsgid and groups */
+	{ CAP_NET_BIND_SERVICE, false },	/* port 445 */
+	{ CAP_IPC_LOCK, false },	/* pinning RDMA buffers beyond memlock */
+	{ CAP_DAC_READ_SEARCH, true },	/* root reads what it serves */
+};
+
+static bool switching;
+static atomic_uint_fast64_t next_serial = 1;
+static __thread uint64_t cur_serial = SERIAL_SELF;
+/* the process's own identity, as it started */
+static uid_t self_uid;
+static gid_t self_gid;
+static gid_t *self_groups;
+static int self_ngroups;
+
+static int caps_get(struct __user_cap_data_struct d[2])
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+	return syscall(SYS_capget, &h, d) ? -errno : 0;
+}
+
+static int caps_set(struct __user_cap_data_struct d[2])
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+static bool cap_permitted(const struct __user_cap_data_struct d[2], int cap)
+{
+	return d[cap / 32].permitted & (1u << (cap % 32));
+}
+
+static int last_cap(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "r");
+	int n = 40;
+
+	if (f) {
+		if (fscanf(f, "%d", &n) != 1)
+			n = 40;
+		fclose(f);
+	}
+	return n;
+}
+
+int srv_ident_setup(char *why, size_t len)
+{
+	struct __user_cap_data_struct d[2], keep[2] = { { 0 } };
+	int i, n, ret;
+
+	self_uid = geteuid();
+	self_gid = getegid();
+	n = getgroups(0, NULL);
+	if (n > 0) {
+		self_groups = calloc((size_t)n, sizeof(gid_t));
+		if (!self_groups)
+			return -ENOMEM;
+		self_ngroups = getgroups(n, self_groups);
+		if (self_ngroups < 0)
+			self_ngroups = 0;
+	}
+	ret = caps_get(d);
+	if (ret)
+		return ret;
+	for (i = 0; i < (int)(sizeof(kept_caps) / sizeof(kept_caps[0])); i++) {
+		int c = kept_caps[i].cap;
+
+		if (kept_caps[i].root_only && self_uid)
+			continue;
+		if (cap_permitted(d, c)) {
+			keep[c / 32].permitted |= 1u << (c % 32);
+			keep[c / 32].effective |= 1u << (c % 32);
+		}
+	}
+	/* the bounding set first: dropping needs CAP_SETPCAP, still held */
+	n = last_cap();
+	for (i = 0; i <= n; i++)
+		if (!cap_permitted(keep, i) && prctl(PR_CAPBSET_READ, i, 0, 0, 0) == 1)
+			prctl(PR_CAPBSET_DROP, i, 0, 0, 0);	/* EPERM without CAP_SETPCAP */
+	ret = caps_set(keep);
+	if (ret)
+		return ret;
+	switching = cap_permitted(keep, CAP_SETUID) &&
+		    cap_permitted(keep, CAP_SETGID);
+	if (switching)
+		snprintf(why, len, "each session acts as its Unix user (fsuid, fsgid, groups "
+			 "per worker thread); capabilities kept: setuid setgid%s%s%s",
+			 cap_permitted(keep, CAP_NET_BIND_SERVICE) ? " net_bind_service" : "",
+			 cap_permitted(keep, CAP_IPC_LOCK) ? " ipc_lock" : "",
+			 cap_permitted(keep, CAP_DAC_READ_SEARCH) ? " dac_read_search" : "");
+	else
+		snprintf(why, len, "no CAP_SETUID/CAP_SETGID: every session acts as uid %u "
+			 "gid %u, the user rdaxd runs as", (unsigned int)self_uid,
+			 (unsigned int)self_gid);
+	return 0;
+}
+
+bool srv_ident_switching(void)
+{
+	return switching;
+}
+
+static int ident_alloc(const char *name, uid_t uid, gid_t gid, int ngroups,
+		       const gid_t *groups, struct srv_ident **out)
+{
+	struct srv_ident *id = calloc(1, sizeof(*id) + sizeof(gid_t) * (size_t)ngroups);
+
+	if (!id)
+		return -ENOMEM;
+	atomic_init(&id->refs, 1);
+	id->serial = atomic_fetch_add(&next_serial, 1);
+	id->uid = uid;
+	id->gid = gid;
+	snprintf(id->name, sizeof(id->name), "%s", name);
+	id->ngroups = ngroups;
+	if (ngroups)
+		memcpy(id->groups, groups, sizeof(gid_t) * (size_t)ngroups);
+	*out = id;
+	return 0;
+}
+
+/* getpwnam_r with a buffer that grows; -ENOENT: no such account */
+static int pw_lookup(const char *name, struct passwd *pw, char **buf)
+{
+	size_t len = 4096;
+	struct passwd *res;
+	int err;
+
+	for (;;) {
+		char *b = realloc(*buf, len);
+
+		if (!b)
+			return -ENOMEM;
+		*buf = b;
+		err = getpwnam_r(name, pw, b, len, &res);
+		if (err != ERANGE)
+			break;
+		if (len >= (1u << 20))
+			return -ERANGE;
+		len *= 2;
+	}
+	if (err)
+		return -err;
+	return res ? 0 : -ENOENT;
+}
+
+int srv_ident_lookup(const char *name, struct srv_ident **out)
+{
+	struct passwd pw;
+	char *buf = NULL, lower[256];
+	gid_t *groups = NULL;
+	int n = 32, ret;
+	size_t i;
+
+	if (!*name || strlen(name) >= sizeof(lower))
+		return -ENOENT;
+	ret = pw_lookup(name, &pw, &buf);
+	if (ret == -ENOENT) {
+		/* Windows clients may send any case: try the usual Unix one */
+		for (i = 0; name[i]; i++)
+			lower[i] = (char)tolower((unsigned char)name[i]);
+		lower[i] = 0;
+		if (strcmp(lower, name))
+			ret = pw_lookup(lower, &pw, &buf);
+	}
+	if (ret)
+		goto out_free;
+	for (;;) {
+		gid_t *g = realloc(groups, sizeof(gid_t) * (size_t)n);
+		int have = n;
+
+		if (!g) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
+		groups = g;
+		if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &have) >= 0) {
+			n = have;
+			break;
+		}
+		if (have <= n || have > 65536) {
+			ret = -E2BIG;
+			goto out_free;
+		}
+		n = have;
+	}
+	ret = ident_alloc(pw.pw_name, pw.pw_uid, pw.pw_gid, n, groups, out);
+out_free:
+	free(groups);
+	free(buf);
+	return ret;
+}
+
+int srv_ident_self(struct srv_ident **out)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096], name[64];
+
+	if (!getpwuid_r(self_uid, &pw, buf, sizeof(buf), &res) && res)
+		snprintf(name, sizeof(name), "%s", pw.pw_name);
+	else
+		snprintf(name, sizeof(name), "uid %u", (unsigned int)self_uid);
+	return ident_alloc(name, self_uid, self_gid, self_ngroups, self_groups, out);
+}
+
+bool srv_ident_in_group(const struct srv_ident *id, gid_t gid)
+{
+	int i;
+
+	if (id->gid == gid)
+		return true;
+	for (i = 0; i < id->ngroups; i++)
+		if (id->groups[i] == gid)
+			return true;
+	return false;
+}
+
+int srv_ident_force(const struct srv_ident *base, const struct srv_ident *user,
+		    gid_t gid, bool only_member, struct srv_ident **out)
+{
+	const struct srv_ident *who = user ? user : base;
+	struct srv_ident *id;
+	bool add;
+	int ret;
+
+	if (gid == (gid_t)-1 || (only_member && !srv_ident_in_group(base, gid)))
+		gid = who->gid;
+	add = !srv_ident_in_group(who, gid);
+	ret = ident_alloc(who->name, who->uid, gid, who->ngroups + add, who->groups, &id);
+	if (ret)
+		return ret;
+	if (add)
+		id->groups[who->ngroups] = gid;
+	*out = id;
+	return 0;
+}
+
+void srv_ident_put(struct srv_ident **idp)
+{
+	struct srv_ident *id = *idp;
+
+	*idp = NULL;
+	if (id && atomic_fetch_sub(&id->refs, 1) == 1)
+		free(id);
+}
+
+static int set_ids(uid_t uid, gid_t gid, int ngroups, const gid_t *groups)
+{
+	/* groups and fsgid while CAP_SETGID is surely effective, fsuid last */
+	if (syscall(SYS_setgroups, (size_t)ngroups, groups))
+		return -errno;
+	syscall(SYS_setfsgid, gid);
+	if ((gid_t)syscall(SYS_setfsgid, (gid_t)-1) != gid)
+		return -EPERM;
+	syscall(SYS_setfsuid, uid);
+	if ((uid_t)syscall(SYS_setfsuid, (uid_t)-1) != uid)
+		return -EPERM;
+	return 0;
+}
+
+int srv_ident_enter(const struct srv_ident *id)
+{
+	uint64_t want = id ? id->serial : SERIAL_SELF;
+	int ret;
+
+	if (!switching || cur_serial == want)
+		return 0;
+	if (id)
+		ret = set_ids(id->uid, id->gid, id->ngroups, id->groups);
+	else
+		ret = set_ids(self_uid, self_gid, self_ngroups, self_groups);
+	/* half-switched: never trust this thread's identity until the next switch */
+	cur_serial = ret ? SERIAL_UNKNOWN : want;
+	return ret;
+}

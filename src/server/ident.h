@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unix identities: the account a session acts as on the file system.
+ *
+ * An identity is resolved once (a session's user at logon, a share's
+ * "force user"/"force group" at tree connect) and shared by reference.
+ * Before a path operation a worker thread enters the identity of the
+ * request: fsuid, fsgid and the supplementary groups of that thread only
+ * (raw syscalls: glibc's wrappers would change every thread). Entering
+ * the identity the thread already has costs a compare. The kernel then
+ * checks permissions and sets ownership as it would for that user.
+ *
+ * Without CAP_SETUID and CAP_SETGID (rdaxd started as an ordinary user)
+ * nothing is switched: every session acts as the process's own user.
+ */
+#ifndef RDAX_SERVER_IDENT_H
+#define RDAX_SERVER_IDENT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct srv_ident {
+	atomic_int refs;
+	uint64_t serial;		/* unique per object: what a thread holds */
+	uid_t uid;
+	gid_t gid;
+	char name[64];			/* the Unix account, for logs */
+	int ngroups;
+	gid_t groups[];			/* supplementary groups, gid included */
+};
+
+/*
+ * Once, on the main thread before any worker starts: keep only the
+ * capabilities rdaxd needs (CAP_SETUID, CAP_SETGID, CAP_NET_BIND_SERVICE,
+ * CAP_IPC_LOCK) and decide whether identities are switched. why says
+ * what was decided, for the log.
+ */
+int srv_ident_setup(char *why, size_t len);
+/* Identities are switched (rdaxd holds CAP_SETUID and CAP_SETGID). */
+bool srv_ident_switching(void);
+
+/*
+ * The identity of Unix account name (exact, else lower-cased): its uid,
+ * primary gid and groups. -ENOENT when there is no such account.
+ */
+int srv_ident_lookup(const char *name, struct srv_ident **out);
+/* The process's own identity (every session's, when not switching). */
+int srv_ident_self(struct srv_ident **out);
+/*
+ * base as seen on a share with "force user" (user, may be NULL: base's
+ * uid and groups stay) and "force group" (gid, or (gid_t)-1: none). With
+ * only_member ("force group = +name"), the group is forced only when
+ * the user is already a member of it.
+ */
+int srv_ident_force(const struct srv_ident *base, const struct srv_ident *user,
+		    gid_t gid, bool only_member, struct srv_ident **out);
+bool srv_ident_in_group(const struct srv_ident *id, gid_t gid);
+
+static inline struct srv_ident *srv_ident_get(struct srv_ident *id)
+{
+	if (id)
+		atomic_fetch_add(&id->refs, 1);
+	return id;
+}
+
+void srv_ident_put(struct srv_ident **id);
+
+/*
+ * The calling thread acts as id from now on (NULL: as the process
+ * itself). 0, or a negative errno when the kernel refused the switch;
+ * the thread then holds no user's identity but the process's.
+ */
+int srv_ident_enter(const struct srv_ident *id);
+
+#endif
