@@ -85,8 +85,13 @@ class Guest:
     def start_rdaxd(self, d):
         passdb = os.path.join(self.out, "passdb")
         run([self.build + "/rdax", "passwd", "--passdb", passdb, USER], input=PASSWORD + "\n")
+        # the bench user acts as root, as ksmbd's force user = root does
+        umap = os.path.join(self.out, "map")
+        with open(umap, "w") as f:
+            f.write("root = %s\n" % USER)
         log = open(os.path.join(self.raw, "rdaxd.log"), "w")
         p = subprocess.Popen([self.build + "/rdaxd", "--share", "bench=" + d, "--passdb", passdb,
+                              "--username-map", umap,
                               "--listen", "tcp://%s:%d" % (self.addr, RDAXD_PORT)],
                              stdout=log, stderr=subprocess.STDOUT)
         for _ in range(300):

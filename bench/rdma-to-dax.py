@@ -303,9 +303,14 @@ class Guest(sd.Guest):
         subprocess.run([self.build + "/rdax", "passwd", "--passdb", passdb, USER],
                        input=PASSWORD + "\n", text=True, check=True, capture_output=True)
         conf = os.path.join(self.out, "smb.conf")
+        # the bench user acts as root, as ksmbd's force user = root does
+        umap = os.path.join(self.out, "map")
+        with open(umap, "w") as f:
+            f.write("root = %s\n" % USER)
         with open(conf, "w") as f:
             f.write("[global]\n\tlisten = rdma://%s:445\n\tpassdb file = %s\n"
-                    "[fs]\n\tpath = %s\n\tread only = no\n" % (self.addr, passdb, fsdir))
+                    "\tusername map = %s\n"
+                    "[fs]\n\tpath = %s\n\tread only = no\n" % (self.addr, passdb, umap, fsdir))
             if self.devdax:
                 f.write("[raw]\n\tdax device = %s\n\tread only = no\n" % self.devdax)
         log = open(self.rdaxd_log, "w")

@@ -125,9 +125,14 @@ class Guest:
         with open(self.pwfile, "w") as f:
             f.write(PASSWORD + "\n")
         os.chmod(self.pwfile, 0o600)
+        # the bench user acts as root, as ksmbd's force user = root does
+        umap = os.path.join(self.out, "map")
+        with open(umap, "w") as f:
+            f.write("root = %s\n" % USER)
         log = open(os.path.join(self.raw, "rdaxd.log"), "w")
         self.rdaxd = subprocess.Popen(
             [self.build + "/rdaxd", "--share", "bench=" + share, "--passdb", passdb,
+             "--username-map", umap,
              "--listen", "rdma://%s:445" % self.addr], stdout=log, stderr=subprocess.STDOUT)
         for _ in range(200):
             with open(log.name) as f:

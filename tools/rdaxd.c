@@ -22,6 +22,8 @@ static void usage(FILE *f)
 "  -l, --listen URL        listen on tcp://ADDR:PORT (default tcp://0.0.0.0:445)\n"
 "  -g, --guest             shares allow guests; unknown users become guests\n"
 "  -p, --passdb FILE       NT-hash password file (see 'rdax passwd')\n"
+"      --username-map FILE SMB user names to Unix accounts (smb.conf's\n"
+"                          'username map')\n"
 "  -C, --config FILE       smb.conf-syntax configuration\n"
 "      --store S           store of --share shares: auto (default: dax on a\n"
 "                          DAX mount), dax or posix\n"
@@ -63,6 +65,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "store", required_argument, NULL, 5 },
+		{ "username-map", required_argument, NULL, 6 },
 		{ 0 }
 	};
 	struct srv_config cfg;
@@ -171,6 +174,11 @@ int main(int argc, char **argv)
 				store = SRV_STORE_POSIX;
 			else
 				{ rc = bad_usage("--store wants auto, dax or posix", optarg); goto out; }
+			break;
+		case 6:
+			if ((size_t)snprintf(cfg.usermap_path, sizeof(cfg.usermap_path), "%s",
+					     optarg) >= sizeof(cfg.usermap_path))
+				{ rc = bad_usage("--username-map: path too long", NULL); goto out; }
 			break;
 		case 'w':
 			cfg.workers = atoi(optarg);

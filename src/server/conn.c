@@ -168,6 +168,18 @@ static int check_signature(struct srv_req *req)
 	return 0;
 }
 
+struct handler_call {
+	int (*fn)(struct srv_req *req);
+	struct srv_req *req;
+};
+
+static int call_handler(void *arg)
+{
+	struct handler_call *hc = arg;
+
+	return hc->fn(hc->req);
+}
+
 static int process_pdu(struct srv_req *req)
 {
 	struct srv_conn *c = req->conn;
@@ -232,13 +244,9 @@ static int process_pdu(struct srv_req *req)
 	 * the open. Everything that resolves a name does.
 	 */
 	if (hd->flags & AS_USER && req->tree) {
-		ret = srv_ident_enter(req->tree->ident);
-		if (ret) {
-			log_ratelimited(LOG_ERR, "%s: cannot act as %s (uid %u): %s",
-					c->x->peer, req->tree->ident->name,
-					(unsigned int)req->tree->ident->uid, strerror(-ret));
-			return -EACCES;
-		}
+		struct handler_call hc = { hd->fn, req };
+
+		return srv_ident_run(req->tree->ident, call_handler, &hc);
 	}
 	return hd->fn(req);
 }

@@ -156,35 +156,44 @@ out:
  * offset, lengths and buffers are aligned (io_uring from the bounce
  * pool). -1 where the file system has no O_DIRECT (tmpfs).
  */
+/* Opened again by name (the kernel checks it as it checked the open). */
+static int reopen_direct(void *arg)
+{
+	struct srv_open *o = arg;
+	char path[4096];
+	struct stat a, b;
+	int fd = -1;
+
+	if (srv_file_path(o->share, o->file, path, sizeof(path)) ||
+	    (store_open(&o->share->root, path, O_RDWR | O_DIRECT, 0, &fd) &&
+	     store_open(&o->share->root, path, O_RDONLY | O_DIRECT, 0, &fd)))
+		return -1;
+	/* only if the name still leads to the same file */
+	if (fstat(fd, &a) || fstat(o->fd, &b) || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int srv_file_direct_fd(struct srv_open *o, bool write)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct srv_file *f = o->file;
-	char path[4096];
-	struct stat a, b;
-	int fd = -1;
+	int fd;
 
 	if (!f || o->is_dir || o->path_only)
 		return -1;
 	pthread_mutex_lock(&lock);
 	if (!f->direct_tried) {
 		/*
-		 * Opened again by name, as the open's user (the kernel checks
-		 * it as it checked the first open), and only if the name
-		 * still leads to the same file. /proc/self/fd would not do:
-		 * a thread acting as a user may not use it.
+		 * As the open's user: /proc/self/fd would not do, a thread
+		 * acting as a user may not use it.
 		 */
 		f->direct_tried = true;
-		if (!srv_ident_enter(o->ident) &&
-		    !srv_file_path(o->share, f, path, sizeof(path)) &&
-		    (!store_open(&o->share->root, path, O_RDWR | O_DIRECT, 0, &fd) ||
-		     !store_open(&o->share->root, path, O_RDONLY | O_DIRECT, 0, &fd)) &&
-		    (fstat(fd, &a) || fstat(o->fd, &b) || a.st_dev != b.st_dev ||
-		     a.st_ino != b.st_ino)) {
-			close(fd);
-			fd = -1;
-		}
-		f->direct_fd = fd;
+		fd = srv_ident_run(o->ident, reopen_direct, o);
+		f->direct_fd = fd >= 0 ? fd : -1;
 	}
 	fd = f->direct_fd;
 	pthread_mutex_unlock(&lock);

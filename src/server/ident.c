@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "server/ident.h"
+#include "util/log.h"
 
 #define SERIAL_SELF 0			/* the process's own identity */
 #define SERIAL_UNKNOWN UINT64_MAX	/* a switch failed half-way */
@@ -33,6 +35,22 @@ static const struct { int cap; bool root_only; } kept_caps[] = {
 };
 
 static bool switching;
+static bool delegate;		/* RDMA: workers keep their credentials */
+
+/* A worker's identity thread: one call at a time, the worker waits. */
+struct srv_ident_thread {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	const struct srv_ident *id;
+	int (*fn)(void *);
+	void *arg;
+	int ret;
+	bool pending, stop;
+};
+
+static __thread struct srv_ident_thread *my_ident_thread;
+static __thread bool is_ident_thread;
 static atomic_uint_fast64_t next_serial = 1;
 static __thread uint64_t cur_serial = SERIAL_SELF;
 /* the process's own identity, as it started */
@@ -73,7 +91,7 @@ static int last_cap(void)
 	return n;
 }
 
-int srv_ident_setup(char *why, size_t len)
+int srv_ident_setup(bool rdma, char *why, size_t len)
 {
 	struct __user_cap_data_struct d[2], keep[2] = { { 0 } };
 	int i, n, ret;
@@ -112,9 +130,11 @@ int srv_ident_setup(char *why, size_t len)
 		return ret;
 	switching = cap_permitted(keep, CAP_SETUID) &&
 		    cap_permitted(keep, CAP_SETGID);
+	delegate = rdma;
 	if (switching)
 		snprintf(why, len, "each session acts as its Unix user (fsuid, fsgid, groups "
-			 "per worker thread); capabilities kept: setuid setgid%s%s%s",
+			 "per %s thread); capabilities kept: setuid setgid%s%s%s",
+			 rdma ? "worker's identity" : "worker",
 			 cap_permitted(keep, CAP_NET_BIND_SERVICE) ? " net_bind_service" : "",
 			 cap_permitted(keep, CAP_IPC_LOCK) ? " ipc_lock" : "",
 			 cap_permitted(keep, CAP_DAC_READ_SEARCH) ? " dac_read_search" : "");
@@ -301,5 +321,103 @@ int srv_ident_enter(const struct srv_ident *id)
 		ret = set_ids(self_uid, self_gid, self_ngroups, self_groups);
 	/* half-switched: never trust this thread's identity until the next switch */
 	cur_serial = ret ? SERIAL_UNKNOWN : want;
+	if (ret)
+		log_ratelimited(LOG_ERR, "cannot act as %s (uid %u): %s", id ? id->name : "rdaxd",
+				(unsigned int)(id ? id->uid : self_uid), strerror(-ret));
 	return ret;
+}
+
+int srv_ident_run(const struct srv_ident *id, int (*fn)(void *), void *arg)
+{
+	struct srv_ident_thread *t = my_ident_thread;
+	int ret;
+
+	if (!switching)
+		return fn(arg);
+	if (!delegate || is_ident_thread) {
+		ret = srv_ident_enter(id);
+		return ret ? ret : fn(arg);
+	}
+	if (!t) {
+		/* a thread that drives RDMA and has no identity thread: a bug */
+		log_ratelimited(LOG_ERR, "no identity thread to act as %s", id ? id->name : "rdaxd");
+		return -EPERM;
+	}
+	pthread_mutex_lock(&t->lock);
+	t->id = id;
+	t->fn = fn;
+	t->arg = arg;
+	t->pending = true;
+	pthread_cond_broadcast(&t->cond);
+	while (t->pending)
+		pthread_cond_wait(&t->cond, &t->lock);
+	ret = t->ret;
+	pthread_mutex_unlock(&t->lock);
+	return ret;
+}
+
+static void *ident_thread_main(void *arg)
+{
+	struct srv_ident_thread *t = arg;
+	int ret;
+
+	is_ident_thread = true;
+	pthread_mutex_lock(&t->lock);
+	for (;;) {
+		while (!t->pending && !t->stop)
+			pthread_cond_wait(&t->cond, &t->lock);
+		if (t->stop)
+			break;
+		/* the worker waits: what fn touches is ours until we answer */
+		ret = srv_ident_enter(t->id);
+		t->ret = ret ? ret : t->fn(t->arg);
+		t->pending = false;
+		pthread_cond_broadcast(&t->cond);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+int srv_ident_thread_start(struct srv_ident_thread **out)
+{
+	struct srv_ident_thread *t;
+	int ret;
+
+	*out = NULL;
+	if (!switching || !delegate)
+		return 0;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->cond, NULL);
+	ret = -pthread_create(&t->thread, NULL, ident_thread_main, t);
+	if (ret) {
+		pthread_cond_destroy(&t->cond);
+		pthread_mutex_destroy(&t->lock);
+		free(t);
+		return ret;
+	}
+	my_ident_thread = t;
+	*out = t;
+	return 0;
+}
+
+void srv_ident_thread_stop(struct srv_ident_thread **tp)
+{
+	struct srv_ident_thread *t = *tp;
+
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->lock);
+	t->stop = true;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	pthread_join(t->thread, NULL);
+	pthread_cond_destroy(&t->cond);
+	pthread_mutex_destroy(&t->lock);
+	if (my_ident_thread == t)
+		my_ident_thread = NULL;
+	free(t);
+	*tp = NULL;
 }

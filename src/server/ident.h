@@ -12,6 +12,13 @@
  *
  * Without CAP_SETUID and CAP_SETGID (rdaxd started as an ordinary user)
  * nothing is switched: every session acts as the process's own user.
+ *
+ * A thread that drives RDMA must never change its credentials: the
+ * kernel refuses the write() commands of rdma_cm and uverbs (rxe posts
+ * its sends that way) unless the caller's credentials are the very ones
+ * the descriptor was opened with. So with an rdma:// listener, a worker
+ * runs what needs an identity on its own identity thread, and waits for
+ * it (srv_ident_run); without one, it switches in place.
  */
 #ifndef RDAX_SERVER_IDENT_H
 #define RDAX_SERVER_IDENT_H
@@ -38,7 +45,7 @@ struct srv_ident {
  * CAP_IPC_LOCK) and decide whether identities are switched. why says
  * what was decided, for the log.
  */
-int srv_ident_setup(char *why, size_t len);
+int srv_ident_setup(bool rdma, char *why, size_t len);
 /* Identities are switched (rdaxd holds CAP_SETUID and CAP_SETGID). */
 bool srv_ident_switching(void);
 
@@ -70,9 +77,20 @@ void srv_ident_put(struct srv_ident **id);
 
 /*
  * The calling thread acts as id from now on (NULL: as the process
- * itself). 0, or a negative errno when the kernel refused the switch;
- * the thread then holds no user's identity but the process's.
+ * itself). 0, or a negative errno when the kernel refused the switch.
+ * Only for threads that drive no RDMA; srv_ident_run is for everyone.
  */
 int srv_ident_enter(const struct srv_ident *id);
+
+/* fn(arg) acting as id: in this thread, or on its identity thread. */
+int srv_ident_run(const struct srv_ident *id, int (*fn)(void *), void *arg);
+
+/*
+ * The calling thread's identity thread (a worker's, before it serves
+ * anything); stopped and joined with srv_ident_thread_stop.
+ */
+struct srv_ident_thread;
+int srv_ident_thread_start(struct srv_ident_thread **out);
+void srv_ident_thread_stop(struct srv_ident_thread **t);
 
 #endif

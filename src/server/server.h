@@ -345,6 +345,7 @@ struct srv_worker {
 	int nrdev;
 	atomic_bool dump_stats;		/* SIGUSR1: log counters */
 	struct store_ring *ring;	/* io_uring for the POSIX store, or NULL */
+	struct srv_ident_thread *ident_thread;	/* with RDMA: acts as users for it */
 	int cpu, node;			/* where it runs (stats) */
 	struct xprt_ev ring_ev;
 	uint64_t uring_ops, uring_direct_ops;

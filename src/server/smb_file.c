@@ -155,6 +155,18 @@ out_unlock:
 	return f;
 }
 
+struct unlink_call {
+	struct srv_share *sh;
+	struct srv_file *f;
+};
+
+static int unlink_call(void *arg)
+{
+	struct unlink_call *uc = arg;
+
+	return store_unlink(&uc->sh->root, uc->f->path, uc->f->is_dir);
+}
+
 void srv_file_put(struct srv_share *sh, struct srv_file *f)
 {
 	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
@@ -167,10 +179,10 @@ void srv_file_put(struct srv_share *sh, struct srv_file *f)
 	}
 	list_del(&f->link);
 	if (f->delete_pending) {
+		struct unlink_call uc = { sh, f };
+
 		/* as the user who asked for it; the kernel may still refuse */
-		ret = srv_ident_enter(f->delete_ident);
-		if (!ret)
-			ret = store_unlink(&sh->root, f->path, f->is_dir);
+		ret = srv_ident_run(f->delete_ident, unlink_call, &uc);
 		if (ret)
 			pr_warn("[%s] delete on close of %s as %s: %s", sh->name,
 				f->path, f->delete_ident ? f->delete_ident->name : "rdaxd",

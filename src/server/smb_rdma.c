@@ -320,7 +320,7 @@ out:
 	rio_free(io);
 }
 
-static int rio_start(struct srv_rio *io);
+static int rio_start(struct srv_rio *io, bool woken);
 static void rio_read_post(struct srv_rio *io, ssize_t n);
 
 static void write_stored(struct store_rw *srw)
@@ -354,21 +354,22 @@ static void read_loaded(struct store_rw *srw)
 	rio_read_post(io, srw->res);
 }
 
-/* Bounce space came back: start the waiters that now fit. */
+/*
+ * Bounce space came back: start the waiters that now fit, in order. The
+ * first that still does not (free bytes are not always a fit: the space
+ * may be in too many pieces) goes back to the head and ends the walk
+ * until more comes back.
+ */
 static void wake_waiters(struct srv_rdev *d)
 {
-	struct list_head *pos, *tmp;
-
-	list_for_each_safe(pos, tmp, &d->waiters) {
-		struct srv_rio *io = list_entry(pos, struct srv_rio, wait_link);
+	while (!list_empty(&d->waiters)) {
+		struct srv_rio *io = list_entry(d->waiters.next, struct srv_rio, wait_link);
 
 		if (mem_pool_free_bytes(d->bounce) < io->length)
 			return;
 		list_del(&io->wait_link);
-		rio_start(io);
-		/* rio_start may have freed others: restart the walk */
-		wake_waiters(d);
-		return;
+		if (rio_start(io, true) == -EAGAIN)
+			return;
 	}
 }
 
@@ -412,7 +413,8 @@ static int rio_zero_copy(struct srv_rio *io)
 	return 1;
 }
 
-static int rio_start(struct srv_rio *io)
+/* -EAGAIN: queued for bounce space (a woken waiter at the head again) */
+static int rio_start(struct srv_rio *io, bool woken)
 {
 	struct srv_rdev *d = io->c->rdev;
 	struct iovec iov[SRV_MAX_SEG];
@@ -426,8 +428,11 @@ static int rio_start(struct srv_rio *io)
 		goto out_fail;
 	ret = mem_pool_get(d->bounce, io->length, io->seg, SRV_MAX_SEG);
 	if (ret == -EAGAIN) {
-		list_add_tail(&io->wait_link, &d->waiters);
-		return 0;
+		if (woken)
+			list_add(&io->wait_link, &d->waiters);
+		else
+			list_add_tail(&io->wait_link, &d->waiters);
+		return -EAGAIN;
 	}
 	if (ret < 0)
 		goto out_fail;
@@ -590,7 +595,7 @@ int srv_rdma_read(struct srv_req *req, struct srv_open *o,
 		      r->length, &io);
 	if (ret)
 		return ret;
-	rio_start(io);
+	rio_start(io, false);
 	return SRV_ASYNC;
 }
 
@@ -608,7 +613,7 @@ int srv_rdma_write(struct srv_req *req, struct srv_open *o,
 	if (ret)
 		return ret;
 	io->write_through = o->write_through || (r->flags & SMB2_WRITEFLAG_WRITE_THROUGH);
-	rio_start(io);
+	rio_start(io, false);
 	return SRV_ASYNC;
 }
 

@@ -730,6 +730,13 @@ static bool user_valid(const struct srv_share *sh, const struct srv_session *s)
 	return false;
 }
 
+static int may_enter(void *share)
+{
+	struct srv_share *sh = share;
+
+	return store_access(&sh->root, "", X_OK);
+}
+
 /* The session's identity as this share sees it: force user, force group. */
 static int tree_ident(const struct srv_session *s, const struct srv_share *sh,
 		      struct srv_ident **out)
@@ -799,9 +806,7 @@ int smb_tree_connect(struct srv_req *req)
 		if (ret)
 			goto out_free;
 		/* Samba's rule too: a share its user cannot enter is refused */
-		ret = srv_ident_enter(t->ident);
-		if (!ret)
-			ret = store_access(&sh->root, "", X_OK);
+		ret = srv_ident_run(t->ident, may_enter, sh);
 		if (ret) {
 			log_ratelimited(LOG_NOTICE, "%s: %s (as %s) may not enter share [%s] (%s): %s",
 					req->conn->x->peer, s->user, t->ident->name, sh->name,

@@ -275,6 +275,12 @@ static void *worker_main(void *arg)
 	int i, n, ret;
 
 	srv_numa_enter(w);
+	/* with RDMA, what needs an identity runs there (ident.h) */
+	ret = srv_ident_thread_start(&w->ident_thread);
+	if (ret) {
+		pr_err("worker %d: identity thread: %s", w->idx, strerror(-ret));
+		atomic_store(&w->srv->stopping, true);
+	}
 
 	uint64_t last_tick = 0;
 
@@ -318,6 +324,7 @@ static void *worker_main(void *arg)
 	/* stopping: close every connection this worker owns */
 	while (!list_empty(&w->conns))
 		srv_conn_free(list_entry(w->conns.next, struct srv_conn, worker_link));
+	srv_ident_thread_stop(&w->ident_thread);
 	return NULL;
 }
 
@@ -389,9 +396,13 @@ void srv_worker_stop(struct srv_worker *w)
 static int srv_identities(struct srv *s)
 {
 	char why[300];
+	bool rdma = false;
 	int i, ret;
 
-	ret = srv_ident_setup(why, sizeof(why));
+
+	for (i = 0; i < s->cfg->nlisten; i++)
+		rdma |= s->cfg->listen[i].rdma;
+	ret = srv_ident_setup(rdma, why, sizeof(why));
 	if (ret) {
 		pr_err("capabilities: %s", strerror(-ret));
 		return ret;
@@ -444,6 +455,14 @@ int srv_new(struct srv_config *cfg, struct srv **out)
 	ret = srv_logon_init(s);
 	if (ret)
 		goto out_free;
+	/*
+	 * Capabilities first: RDMA descriptors work only with the
+	 * credentials they were opened with, and dropping capabilities
+	 * makes new ones. Before any worker: capabilities are per thread.
+	 */
+	ret = srv_identities(s);
+	if (ret)
+		goto out_close;
 	for (i = 0; i < cfg->nlisten; i++) {
 		struct srv_listen *l = &cfg->listen[i];
 		int fd;
@@ -485,10 +504,6 @@ int srv_new(struct srv_config *cfg, struct srv **out)
 				  srv_rung_name(sh->rung), sh->rung_why);
 	}
 	ret = srv_numa_plan(s);
-	if (ret)
-		goto out_close;
-	/* before any worker exists: capabilities are per thread */
-	ret = srv_identities(s);
 	if (ret)
 		goto out_close;
 	s->nworkers = cfg->workers;

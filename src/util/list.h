@@ -25,6 +25,15 @@ static inline int list_empty(const struct list_head *h)
 	return h->next == h;
 }
 
+/* at the head */
+static inline void list_add(struct list_head *n, struct list_head *h)
+{
+	n->next = h->next;
+	n->prev = h;
+	h->next->prev = n;
+	h->next = n;
+}
+
 static inline void list_add_tail(struct list_head *n, struct list_head *h)
 {
 	n->prev = h->prev;
