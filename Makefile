@@ -34,6 +34,8 @@ override LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 LIBS_CORE := -lcrypto -linih -lpmem2 -luring -lnuma -lrdmacm -libverbs -lpthread
+# the server's state tables: liburcu's lock-free hash tables (LGPL, linked)
+LIBS_SRV  := -lurcu-cds -lurcu
 
 ifeq ($(V),1)
 Q :=
@@ -110,7 +112,7 @@ $(B)/rdax.pc: rdax.pc.in VERSION
 
 $(B)/rdaxd: $(B)/tools/rdaxd.o $(B)/librdax-server.a $(B)/librdax-core.a
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_CORE)
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_SRV) $(LIBS_CORE)
 
 # The CLI uses only the public API; $ORIGIN lets it run from build/.
 $(B)/rdax: $(B)/tools/rdax.o $(LIB_SO)
@@ -133,13 +135,13 @@ $(FIO_ENGINE): fio/rdax.c include/rdax.h $(LIB_SO) $(FIO_SRC)/.version
 $(B)/tests/%: $(B)/tests/unit/%.o $(CLI_OBJ) $(B)/librdax-server.a $(B)/librdax-core.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_CORE)
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_SRV) $(LIBS_CORE)
 
 # Integration helpers (raw protocol clients) also use internals.
 $(B)/tests/%: $(B)/tests/integ/%.o $(CLI_OBJ) $(B)/librdax-server.a $(B)/librdax-core.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_CORE)
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_SRV) $(LIBS_CORE)
 
 # bench/opentest's client: public API only, like the CLI.
 $(B)/bench/opentest-client: bench/opentest.c $(LIB_SO)

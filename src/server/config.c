@@ -34,6 +34,7 @@ int srv_config_init(struct srv_config *cfg)
 	smbd_params_default(&cfg->smbd);
 	cfg->bounce_size = 64u << 20;
 	cfg->io_uring = true;
+	cfg->multichannel = true;	/* Samba's default on Linux, ksmbd's too */
 	cfg->numa_node = SRV_NUMA_AUTO;
 	strcpy(cfg->guest_account, "nobody");	/* Samba's default */
 	strcpy(cfg->netbios_name, "RDAX");
@@ -337,6 +338,20 @@ static int global_param(struct ini_state *st, const char *name, const char *v)
 				return -EINVAL;
 			cfg->numa_node = (int)n;
 		}
+		return 0;
+	}
+	if (!strcasecmp(name, "interfaces")) {
+		if ((size_t)snprintf(cfg->interfaces, sizeof(cfg->interfaces), "%s", v) >=
+		    sizeof(cfg->interfaces))
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcasecmp(name, "bind interfaces only"))
+		return parse_bool(v, &b);	/* listeners are explicit already */
+	if (!strcasecmp(name, "server multi channel support")) {
+		if (parse_bool(v, &b))
+			return -EINVAL;
+		cfg->multichannel = b;
 		return 0;
 	}
 	if (!strcasecmp(name, "io uring")) {

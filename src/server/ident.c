@@ -13,6 +13,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <urcu.h>
+
 #include "server/ident.h"
 #include "util/log.h"
 
@@ -362,6 +364,8 @@ static void *ident_thread_main(void *arg)
 	int ret;
 
 	is_ident_thread = true;
+	/* the handlers it runs look up the state tables (RCU readers) */
+	rcu_register_thread();
 	pthread_mutex_lock(&t->lock);
 	for (;;) {
 		while (!t->pending && !t->stop)
@@ -375,6 +379,7 @@ static void *ident_thread_main(void *arg)
 		pthread_cond_broadcast(&t->cond);
 	}
 	pthread_mutex_unlock(&t->lock);
+	rcu_unregister_thread();
 	return NULL;
 }
 

@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rdaxd internals. Object model: a connection belongs to one worker for
- * life; its sessions, trees and opens are touched only by that worker,
- * so they need no locks. The per-share file table (delete-pending state
- * shared by opens on different connections) is sharded.
+ * rdaxd internals. Object model: a connection (and its channels, its
+ * credit window, its SMB-Direct state) belongs to one worker for life.
+ * Sessions, trees and opens are server-wide (sessions.c, opens.c): a
+ * session has a channel on each connection bound to it, on any worker,
+ * so they are found through lock-free tables and held by references.
+ * The per-share file table is sharded under mutexes.
  */
 #ifndef RDAX_SERVER_H
 #define RDAX_SERVER_H
 
+#include <net/if.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/socket.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,6 +31,9 @@
 #include "transport/transport.h"
 #include "util/list.h"
 
+#include <urcu.h>
+#include <urcu/rculfhash.h>
+
 #define SRV_MAX_CREDITS 8192
 #define SRV_MAX_LISTEN 8
 #define SRV_FILE_SHARDS 64
@@ -35,6 +42,7 @@
 #define SRV_MAX_DESC 64			/* buffer descriptors per request */
 #define SRV_MAX_SEG 16			/* bounce segments per request */
 #define SRV_MAX_RDEV 4			/* RDMA devices per worker */
+#define SRV_MAX_CHANNELS 32		/* channels a session may have */
 #define SRV_ASYNC 1			/* handler: the response comes later */
 #define SRV_ZC_READ_MIN (16u * 1024)	/* smaller READs are copied */
 #define SRV_ZC_WRITE_MIN (64u * 1024)	/* smaller WRITEs are copied */
@@ -113,6 +121,8 @@ struct srv_config {
 	char guest_account[64];		/* "guest account": guests act as it */
 	struct srv_ident *guest_ident;	/* resolved when guests can log on */
 	bool map_to_guest;		/* unknown users become guests */
+	bool multichannel;		/* "server multi channel support" */
+	char interfaces[1024];		/* "interfaces": what interface info names */
 	bool guest_ok_default;		/* [global] guest ok */
 	uint16_t min_dialect;
 	uint16_t max_dialect;
@@ -175,16 +185,27 @@ struct srv_file {
 	bool direct_tried;
 };
 
+/*
+ * The state that SMB3 lets outlive a connection or span several lives in
+ * server-wide tables (sessions.c, opens.c): liburcu lock-free hash
+ * tables, so lookups take no lock any worker shares; objects are
+ * reference counted and freed after an RCU grace period. A session's
+ * mutex covers its lists (channels, trees, opens) and counters, for
+ * the rare changes: setup, binding, tree connect, create, close.
+ */
 struct srv_open {
-	struct list_head sess_link;
-	struct srv_open *hnext;		/* hash chain */
-	int refs;			/* RDMA I/O in flight holds the open */
-	bool closed;
+	struct cds_lfht_node node;	/* srv.opens, by volatile id */
+	struct rcu_head rcu;
+	atomic_int refs;		/* the table's, and each user's */
+	atomic_bool closed;
+	struct list_head sess_link;	/* session lock */
+	struct srv *srv;
 	struct srv_share *share;
 	uint64_t persistent;
 	uint64_t volatile_id;
-	struct srv_session *sess;
-	struct srv_tree *tree;
+	uint64_t sess_id;
+	uint32_t tree_id;
+	struct srv_session *sess;	/* while open (not a reference) */
 	struct srv_file *file;
 	struct srv_ident *ident;	/* who opened it */
 	int fd;
@@ -195,7 +216,14 @@ struct srv_open {
 	uint32_t access;
 	uint32_t mode;
 	uint64_t position;
-	/* directory enumeration */
+	/*
+	 * [MS-SMB2] 3.3.5.2.10 ChannelSequence, packed for lock-free updates:
+	 * sequence (16 bits), its wrap generation (8), requests outstanding
+	 * on it (20) and on the ones before it (20).
+	 */
+	atomic_uint_fast64_t chanseq;
+	/* directory enumeration (one request at a time: the client's order) */
+	pthread_mutex_t dir_lock;
 	struct store_dir *dir;
 	char *pattern;
 	char *pending_name;		/* entry that did not fit last time */
@@ -203,7 +231,20 @@ struct srv_open {
 	bool enum_done;
 };
 
+/* A request counted against an open's ChannelSequence, until answered. */
+struct srv_chanseq {
+	struct srv_open *o;		/* a reference, or NULL: nothing counted */
+	uint16_t seq;
+	uint8_t gen;
+};
+
 struct srv_tree {
+	struct cds_lfht_node node;	/* srv.trees, by (session, tree id) */
+	struct rcu_head rcu;
+	atomic_int refs;
+	atomic_bool gone;
+	struct list_head sess_link;	/* session lock */
+	uint64_t sess_id;
 	uint32_t id;
 	struct srv_share *share;
 	struct srv_ident *ident;	/* the session's, with force user/group */
@@ -211,16 +252,53 @@ struct srv_tree {
 	uint32_t maximal_access;
 };
 
-enum srv_sess_state { SESS_IN_PROGRESS, SESS_VALID };
+enum srv_sess_state { SESS_IN_PROGRESS, SESS_VALID, SESS_GONE };
 
-#define SRV_OPEN_HASH 256
+/* How a PDU of a session is signed on one channel. */
+struct srv_signer {
+	uint16_t alg;
+	uint8_t key[16];
+};
+
+/*
+ * A channel: one connection's part in a session. The connection's worker
+ * owns it (srv_conn.channels); the session lists it under its lock.
+ */
+enum srv_chan_state { CHAN_BINDING, CHAN_VALID };
+
+struct srv_channel_stats {
+	atomic_uint_fast64_t requests;
+	atomic_uint_fast64_t bytes_in;	/* file data: WRITE */
+	atomic_uint_fast64_t bytes_out;	/* file data: READ */
+};
+
+struct srv_channel {
+	struct list_head conn_link;	/* the connection's worker only */
+	struct list_head sess_link;	/* session lock */
+	struct srv_conn *conn;
+	struct srv_session *sess;	/* a reference */
+	enum srv_chan_state state;
+	struct srv_signer sign;		/* this channel's signing key */
+	/* binding in progress: its own authentication and preauth hash */
+	struct auth_server *auth;
+	uint8_t preauth[64];
+	struct srv_channel_stats st;
+};
 
 struct srv_session {
-	struct list_head conn_link;
+	struct cds_lfht_node node;	/* srv.sessions, by id */
+	struct rcu_head rcu;
+	atomic_int refs;		/* the table's, each channel's, lookups' */
+	_Atomic int state;		/* enum srv_sess_state */
+	pthread_mutex_t lock;
+	struct srv *srv;
 	uint64_t id;
-	struct srv_conn *conn;
-	enum srv_sess_state state;
-	struct auth_server *auth;
+	/* from the connection that made it; a binding must match */
+	uint16_t dialect;
+	uint16_t cipher;
+	uint16_t sign_alg;
+	uint8_t client_guid[16];
+	struct auth_server *auth;	/* first setup, on its first channel */
 	uint8_t preauth[64];
 	char user[256];
 	char unix_name[64];		/* the account it acts as */
@@ -231,15 +309,16 @@ struct srv_session {
 	bool signing_required;
 	bool encrypt;
 	bool have_key;
-	struct smb3_keys keys;
+	struct smb3_keys keys;		/* signing: the first channel's */
 	uint8_t session_key[16];
-	uint16_t sign_alg;
-	struct srv_tree **trees;
+	/* session lock */
+	struct list_head channels;
+	int nchannels;
+	struct list_head trees;
 	int ntrees;
 	uint32_t next_tree_id;
 	struct list_head opens;
 	int nopens;
-	struct srv_open *open_hash[SRV_OPEN_HASH];
 	uint64_t next_persistent;
 };
 
@@ -279,8 +358,8 @@ struct srv_conn {
 	uint32_t seq_range;
 	uint32_t seq_inflight;
 	uint8_t seq_used[SRV_MAX_CREDITS / 8];
-	struct list_head sessions;
-	int nsessions;
+	struct list_head channels;	/* sessions this connection carries */
+	int nchannels;
 	struct srv_conn_stats stats;
 	struct srv_rdev *rdev;		/* SMB-Direct device state */
 	int rio_active;			/* RDMA I/O in flight */
@@ -302,8 +381,9 @@ struct srv_rio {
 	struct smbd_rw rw;
 	struct list_head wait_link;
 	struct srv_conn *c;
-	struct srv_open *o;
+	struct srv_open *o;		/* a reference */
 	struct smb2_hdr hdr;
+	struct srv_signer signer;	/* of the channel it came on */
 	bool write;
 	bool invalidate;
 	bool sign;
@@ -320,6 +400,8 @@ struct srv_rio {
 	void *win;			/* zero-copy: the file mapping's range */
 	struct store_rw srw;		/* io_uring transfer to/from the bounce */
 	bool dax_tail;			/* a DAX file's growth, on the ring */
+	struct srv_chanseq cseq;
+	void (*cancel)(struct srv_rio *io);	/* dropped while it waits */
 };
 
 /* A connection handed from the control thread to a worker. */
@@ -372,6 +454,10 @@ struct srv {
 	struct smbd_listener *rdma_listen[SRV_MAX_LISTEN];
 	int nrdma_listen;
 	atomic_int nconns;
+	/* server-wide state (sessions.c, opens.c) */
+	struct cds_lfht *sessions;
+	struct cds_lfht *trees;
+	struct cds_lfht *opens;
 	atomic_uint_fast64_t next_session_id;
 	atomic_uint_fast64_t next_volatile;
 	atomic_bool stopping;
@@ -392,9 +478,30 @@ int srv_conn_new(struct srv_worker *w, int fd, struct srv_conn **out);
 int srv_conn_new_rdma(struct srv_worker *w, struct smbd_pending *p,
 		      struct srv_conn **out);
 void srv_conn_free(struct srv_conn *c);
+/* connection objects (conn.c): credits [MS-SMB2] 3.3.1.1, 3.3.5.2.3 */
+int srv_conn_credit_consume(struct srv_conn *c, uint64_t mid, uint32_t charge);
+uint16_t srv_conn_credit_grant(struct srv_conn *c, uint16_t requested);
+
+/* ---- answering (respond.c) ---- */
 struct srv_rbuf *srv_rbuf_get(struct srv_worker *w, size_t want);
 int srv_rbuf_reserve(struct srv_rbuf *rb, size_t need);
 void srv_rbuf_put(struct srv_rbuf *rb);
+void srv_rbuf_pool_free(struct srv_worker *w);
+uint8_t *srv_rbuf_payload(struct srv_rbuf *rb);
+
+/* One PDU of a response chain: where it is, how it is signed. */
+struct srv_pdu_out {
+	size_t off;
+	size_t len;
+	bool sign;
+	struct srv_signer signer;
+	uint8_t *hash;			/* preauth hash to update with it */
+};
+
+/* Sign (or seal, with enc_sess) the PDUs of rb and send them as one. */
+int srv_send_response(struct srv_conn *c, struct srv_rbuf *rb,
+		      struct srv_pdu_out *outs, int nout,
+		      struct srv_session *enc_sess);
 
 /* ---- request processing ---- */
 
@@ -408,18 +515,22 @@ struct srv_chain {
 	bool create_failed;
 	uint32_t create_status;
 	bool invalid;			/* first PDU was marked related */
-	/* sessions logged off in this chain, freed after the response */
-	struct srv_session *dead[SMB2_MAX_COMPOUND];
-	int ndead;
 };
+
+#define SRV_REQ_HELD 2
+
 
 struct srv_req {
 	struct srv_conn *conn;
 	const uint8_t *pdu;
 	size_t len;
 	struct smb2_hdr hdr;
-	struct srv_session *sess;
-	struct srv_tree *tree;
+	struct srv_channel *chan;	/* the session's channel on this connection */
+	struct srv_session *sess;	/* chan->sess */
+	struct srv_tree *tree;		/* a reference, dropped after the PDU */
+	struct srv_open *held[SRV_REQ_HELD];	/* opens it resolved: references */
+	int nheld;
+	struct srv_chanseq cseq;	/* handed to an RDMA transfer when async */
 	struct srv_chain *chain;
 	bool encrypted;
 	bool related;
@@ -432,7 +543,8 @@ struct srv_req {
 	bool no_response;
 	bool hash_rsp;			/* update preauth hash with response */
 	uint8_t *hash_target;
-	struct srv_session *sign_sess;	/* session for the response signature */
+	struct srv_signer signer;	/* how the response is signed ... */
+	bool have_signer;		/* ... when it is */
 	uint64_t new_session_id;	/* SESSION_SETUP assigns one */
 	uint32_t new_tree_id;
 	bool single;			/* the only PDU of its message */
@@ -459,13 +571,17 @@ int srv_rdma_read(struct srv_req *req, struct srv_open *o,
 		  const struct smb2_read_req *r);
 int srv_rdma_write(struct srv_req *req, struct srv_open *o,
 		   const struct smb2_write_req *r);
+/* per-worker RDMA device state (rdev.c) */
 void srv_rdev_cleanup(struct srv_worker *w);
-void srv_rdma_conn_gone(struct srv_conn *c);
+/* A connection goes: its RDMA requests still waiting for bounce space too. */
+void srv_rdev_conn_gone(struct srv_conn *c);
+/* The transport delivers c's messages to dispatch (dispatch.c). */
+void srv_dispatch_attach(struct srv_conn *c);
 /* Wrap a connected transport in a connection owned by worker w. */
 int srv_conn_attach(struct srv_worker *w, struct xprt *x, struct srv_conn **out);
 /* Send a response to a request that completed after do_pdu returned. */
 int srv_respond_async(struct srv_conn *c, const struct smb2_hdr *req_hdr,
-		      uint64_t sess_id, uint32_t tree_id, bool sign, int err,
+		      uint64_t sess_id, uint32_t tree_id, const struct srv_signer *sign, int err,
 		      void (*body)(struct wcur *w, void *arg), void *arg,
 		      bool invalidate, uint32_t rkey);
 int smb_lock(struct srv_req *req);
@@ -489,19 +605,66 @@ int srv_logon_hash(struct srv *s, const char *user, uint8_t nt_hash[16]);
 int srv_logon_ident(struct srv *s, const char *user, bool guest,
 		    struct srv_ident **out, char *unix_name, size_t len);
 
-/* sessions, trees, opens */
-struct srv_session *srv_session_find(struct srv_conn *c, uint64_t id);
-int srv_session_new(struct srv_conn *c, struct srv_session **out);
-void srv_session_free(struct srv_session *s);
-struct srv_tree *srv_tree_find(struct srv_session *s, uint32_t id);
-void srv_tree_free(struct srv_session *s, struct srv_tree *t);
-struct srv_open *srv_open_find(struct srv_session *s, const struct smb2_fid *fid);
-int srv_open_insert(struct srv_session *s, struct srv_open *o);
+/* ---- state tables: sessions.c (sessions, channels, trees), opens.c ---- */
+
+int srv_state_init(struct srv *s);
+void srv_state_free(struct srv *s);
+/* Every thread that looks anything up is an RCU reader (liburcu). */
+void srv_state_thread_enter(void);
+void srv_state_thread_leave(void);
+
+/* A new session, in progress, and its first channel on c. */
+int srv_session_new(struct srv_conn *c, struct srv_channel **out);
+/* Any session not gone, by id (for binding); a reference. */
+struct srv_session *srv_session_lookup(struct srv *s, uint64_t id);
+void srv_session_put(struct srv_session *s);
+/* Logoff, a failed setup, or its last channel gone: opens and trees close. */
+void srv_session_end(struct srv_session *s);
+/* Sessions and opens in the table (stats). */
+void srv_state_count(struct srv *s, int *sessions, int *opens);
+/* SIGUSR1: one line per session and its channels. */
+void srv_state_dump(struct srv *s);
+
+/* Between messages: drop the channels whose session ended elsewhere. */
+void srv_conn_sweep(struct srv_conn *c);
+/* The channel of session id on c; NULL if none or the session is gone. */
+struct srv_channel *srv_channel_find(struct srv_conn *c, uint64_t id);
+/* A binding channel of s on c (the session reference is taken). */
+int srv_channel_bind(struct srv_conn *c, struct srv_session *s,
+		     struct srv_channel **out);
+/* The channel's binding succeeded: it carries the session. */
+void srv_channel_valid(struct srv_channel *ch);
+/* Off the connection and the session; the session ends with its last. */
+void srv_channel_drop(struct srv_channel *ch);
+
+int srv_tree_add(struct srv_session *s, struct srv_tree *t);
+/* The tree id of session s; a reference. */
+struct srv_tree *srv_tree_get(struct srv_session *s, uint32_t id);
+void srv_tree_put(struct srv_tree *t);
+/* Tree disconnect: its opens close. */
+void srv_tree_remove(struct srv_session *s, struct srv_tree *t);
+
+/* The table takes the reference o was made with. */
+int srv_open_insert(struct srv_session *s, struct srv_tree *t, struct srv_open *o);
+/* An open of session s by FileId, not closed; a reference. */
+struct srv_open *srv_open_get(struct srv_session *s, const struct smb2_fid *fid);
+static inline struct srv_open *srv_open_ref(struct srv_open *o)
+{
+	atomic_fetch_add(&o->refs, 1);
+	return o;
+}
+/* At the last reference the file goes (fd, file table, delete on close). */
+void srv_open_put(struct srv_open *o);
+/* Close: out of the tables at once; -E_SMB_FILE_CLOSED if it was. */
 int srv_open_close(struct srv_open *o);
-void srv_open_unref(struct srv_open *o);
-/* Resolve a request FileId (compound-aware) to an open on its tree. */
+/* Resolve a request FileId (compound-aware) to an open on its tree; the
+ * request holds the reference until its PDU is answered. */
 int srv_req_open(struct srv_req *req, const struct smb2_fid *fid,
 		 struct srv_open **out);
+/* Hold o (a reference taken) until the PDU is answered. */
+int srv_req_hold(struct srv_req *req, struct srv_open *o);
+/* The request is answered: its ChannelSequence count goes. */
+void srv_chanseq_done(struct srv_chanseq *cs);
 
 /* File table: one srv_file per (dev, ino) in a share. */
 struct srv_file *srv_file_get(struct srv_share *sh, dev_t dev, ino_t ino,
@@ -555,6 +718,19 @@ void srv_numa_enter(struct srv_worker *w);
 int srv_write_place(void *conn, const uint8_t *msg, size_t have, size_t total,
 		    struct xprt_place *p);
 void srv_write_place_release(void *conn, struct xprt_place *p);
+
+/* An interface FSCTL_QUERY_NETWORK_INTERFACE_INFO names (ifaces.c). */
+struct srv_iface {
+	char name[IF_NAMESIZE];
+	uint32_t if_index;
+	uint32_t caps;			/* SMB2_IFACE_* */
+	uint64_t speed;			/* bits/s */
+	struct sockaddr_storage addr;
+};
+
+#define SRV_MAX_IFACES 32
+/* The addresses the listeners serve, as "interfaces" allows: count. */
+int srv_ifaces(const struct srv_config *cfg, struct srv_iface *out, int max);
 
 /* Unix stat to the wire view. */
 struct fscc_info;

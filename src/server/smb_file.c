@@ -111,149 +111,6 @@ void srv_stat_to_info(const struct stat *st, struct fscc_info *fi)
 	fi->directory = dir;
 }
 
-/* ---- file table ---- */
-
-static struct srv_file_shard *shard_of(struct srv_share *sh, dev_t dev, ino_t ino)
-{
-	uint64_t h = ((uint64_t)ino ^ ((uint64_t)dev << 32)) * 0x9E3779B97F4A7C15ull;
-
-	return &sh->shards[(h >> 58) % SRV_FILE_SHARDS];
-}
-
-struct srv_file *srv_file_get(struct srv_share *sh, dev_t dev, ino_t ino,
-			      const char *path, bool is_dir)
-{
-	struct srv_file_shard *sd = shard_of(sh, dev, ino);
-	struct list_head *pos, *tmp;
-	struct srv_file *f;
-
-	pthread_mutex_lock(&sd->lock);
-	list_for_each_safe(pos, tmp, &sd->files) {
-		f = list_entry(pos, struct srv_file, link);
-		if (f->dev == dev && f->ino == ino) {
-			f->nopen++;
-			goto out_unlock;
-		}
-	}
-	f = calloc(1, sizeof(*f));
-	if (f) {
-		f->path = strdup(path);
-		if (!f->path) {
-			free(f);
-			f = NULL;
-			goto out_unlock;
-		}
-		f->dev = dev;
-		f->ino = ino;
-		f->is_dir = is_dir;
-		f->nopen = 1;
-		f->direct_fd = -1;
-		list_add_tail(&f->link, &sd->files);
-	}
-out_unlock:
-	pthread_mutex_unlock(&sd->lock);
-	return f;
-}
-
-struct unlink_call {
-	struct srv_share *sh;
-	struct srv_file *f;
-};
-
-static int unlink_call(void *arg)
-{
-	struct unlink_call *uc = arg;
-
-	return store_unlink(&uc->sh->root, uc->f->path, uc->f->is_dir);
-}
-
-void srv_file_put(struct srv_share *sh, struct srv_file *f)
-{
-	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
-	int ret;
-
-	pthread_mutex_lock(&sd->lock);
-	if (--f->nopen) {
-		pthread_mutex_unlock(&sd->lock);
-		return;
-	}
-	list_del(&f->link);
-	if (f->delete_pending) {
-		struct unlink_call uc = { sh, f };
-
-		/* as the user who asked for it; the kernel may still refuse */
-		ret = srv_ident_run(f->delete_ident, unlink_call, &uc);
-		if (ret)
-			pr_warn("[%s] delete on close of %s as %s: %s", sh->name,
-				f->path, f->delete_ident ? f->delete_ident->name : "rdaxd",
-				strerror(-ret));
-	}
-	pthread_mutex_unlock(&sd->lock);
-	srv_file_detach_dax(sh, f);
-	srv_ident_put(&f->delete_ident);
-	free(f->path);
-	free(f);
-}
-
-bool srv_file_delete_pending(struct srv_share *sh, struct srv_file *f)
-{
-	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
-	bool v;
-
-	pthread_mutex_lock(&sd->lock);
-	v = f->delete_pending;
-	pthread_mutex_unlock(&sd->lock);
-	return v;
-}
-
-int srv_file_set_delete(struct srv_share *sh, struct srv_file *f, bool del,
-			struct srv_ident *id)
-{
-	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
-	struct srv_ident *old;
-
-	pthread_mutex_lock(&sd->lock);
-	f->delete_pending = del;
-	old = f->delete_ident;
-	f->delete_ident = del ? srv_ident_get(id) : NULL;
-	pthread_mutex_unlock(&sd->lock);
-	srv_ident_put(&old);
-	return 0;
-}
-
-int srv_file_rename(struct srv_share *sh, struct srv_file *f, const char *to,
-		    bool replace)
-{
-	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
-	char *np = strdup(to);
-	int ret;
-
-	if (!np)
-		return -ENOMEM;
-	pthread_mutex_lock(&sd->lock);
-	ret = store_rename(&sh->root, f->path, to, replace);
-	if (!ret) {
-		free(f->path);
-		f->path = np;
-		np = NULL;
-	}
-	pthread_mutex_unlock(&sd->lock);
-	free(np);
-	return ret;
-}
-
-int srv_file_path(struct srv_share *sh, struct srv_file *f, char *buf, size_t len)
-{
-	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
-	int ret = 0;
-
-	pthread_mutex_lock(&sd->lock);
-	if ((size_t)snprintf(buf, len, "%s", f->path) >= len)
-		ret = -ENAMETOOLONG;
-	pthread_mutex_unlock(&sd->lock);
-	return ret;
-}
-
 /* ---- CREATE ---- */
 
 #define WRITE_LIKE (FILE_WRITE_DATA | FILE_APPEND_DATA | FILE_WRITE_EA | \
@@ -508,7 +365,6 @@ int smb_create(struct srv_req *req)
 		goto out_close_fd;
 	}
 	o->fd = fd;
-	o->tree = t;
 	o->share = sh;
 	o->ident = srv_ident_get(t->ident);
 	o->is_dir = is_dir;
@@ -540,9 +396,13 @@ int smb_create(struct srv_req *req)
 	ret = create_contexts(req, &r, o, &st, ctxbuf, sizeof(ctxbuf), &ctxlen);
 	if (ret)
 		goto out_put_file;
-	ret = srv_open_insert(req->sess, o);
+	ret = srv_open_insert(req->sess, t, o);
 	if (ret)
 		goto out_put_file;
+	/* this request's reference too: another channel may close it now */
+	ret = srv_req_hold(req, srv_open_ref(o));
+	if (ret)
+		return ret;
 
 	srv_stat_to_info(&st, &fi);
 	rsp.action = action;
@@ -658,7 +518,7 @@ static int read_from_mapping(struct srv_req *req, struct srv_open *o,
 	rb->xb.tail_len = r->length;
 	rb->hold_dax = dax;
 	rb->hold_open = o;
-	o->refs++;
+	srv_open_ref(o);
 	o->position = r->offset + r->length;
 	req->conn->stats.bytes_read += r->length;
 	req->conn->stats.tcp_zero_copy_bytes += r->length;
@@ -708,77 +568,6 @@ int smb_read(struct srv_req *req)
 	req->w.off += (size_t)n;
 	req->conn->stats.bytes_read += (uint64_t)n;
 	return 0;
-}
-
-/*
- * DAX share over TCP: a large, lone, unsigned, unencrypted WRITE to a
- * range already mapped is received straight into the mapping (called by
- * the transport once the header and the WRITE's fixed part are in).
- * Everything the request will be checked for is checked here first, so
- * data never lands for a request that is then refused.
- */
-int srv_write_place(void *conn, const uint8_t *msg, size_t have, size_t total,
-		    struct xprt_place *p)
-{
-	const uint8_t *w = msg + SMB2_HDR_SIZE;
-	struct srv_conn *c = conn;
-	struct smb2_hdr h;
-	struct srv_session *s;
-	struct srv_tree *t;
-	struct smb2_fid fid;
-	struct srv_open *o;
-	struct dax_file *dax;
-	uint32_t len;
-	uint64_t off;
-	uint16_t doff;
-	void *win;
-
-	if (have < SMB2_WRITE_REQ_DATA_OFF || get_le32(msg) != SMB2_PROTO_ID ||
-	    smb2_hdr_decode(msg, have, &h) || h.command != SMB2_WRITE || h.next_command ||
-	    h.flags & (SMB2_FLAGS_SIGNED | SMB2_FLAGS_RELATED_OPERATIONS |
-		       SMB2_FLAGS_SERVER_TO_REDIR | SMB2_FLAGS_ASYNC_COMMAND) ||
-	    get_le16(w) != 49 || c->srv->cfg->encrypt == SRV_ENC_REQUIRED)
-		return 0;
-	doff = get_le16(w + 2);
-	len = get_le32(w + 4);
-	off = get_le64(w + 8);
-	fid.persistent = get_le64(w + 16);
-	fid.volatile_id = get_le64(w + 24);
-	if (get_le32(w + 32) != SMB2_CHANNEL_NONE || doff < SMB2_WRITE_REQ_DATA_OFF ||
-	    len < SRV_ZC_WRITE_MIN || doff > total || len > total - doff ||
-	    len > SMB2_MAX_IO_SIZE || off > INT64_MAX || len > INT64_MAX - off)
-		return 0;
-	s = srv_session_find(c, h.session_id);
-	if (!s || s->state != SESS_VALID || s->signing_required || s->encrypt)
-		return 0;
-	t = srv_tree_find(s, h.tree_id);
-	o = t ? srv_open_find(s, &fid) : NULL;
-	if (!o || o->tree != t || o->is_dir || t->read_only ||
-	    !(o->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) || !o->file ||
-	    !(dax = o->file->dax))
-		return 0;
-	win = dax_window(dax, off, len);
-	if (!win)
-		return 0;		/* growth, or past the mapping: the copy path */
-	o->refs++;
-	p->off = doff;
-	p->len = len;
-	p->dst = win;
-	p->cookie = o;
-	return 0;
-}
-
-/* A placement's window and open go back (used or not). */
-void srv_write_place_release(void *conn, struct xprt_place *p)
-{
-	struct srv_open *o = p->cookie;
-
-	(void)conn;
-	if (!o)
-		return;
-	dax_window_put(o->file->dax);
-	srv_open_unref(o);
-	memset(p, 0, sizeof(*p));
 }
 
 int smb_write(struct srv_req *req)

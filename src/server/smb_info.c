@@ -415,10 +415,31 @@ static int entry_stat(struct srv_open *o, const char *name, struct stat *st,
 	return store_dir_stat(o->dir, name, st);
 }
 
+static int query_directory(struct srv_req *req, struct srv_open *o,
+			   const struct smb2_query_dir_req *rq);
+
 int smb_query_directory(struct srv_req *req)
 {
 	struct smb2_query_dir_req r;
 	struct srv_open *o;
+	int ret;
+
+	if (smb2_query_dir_req_decode(req->pdu, req->len, &r))
+		return -EINVAL;
+	ret = srv_req_open(req, &r.fid, &o);
+	if (ret)
+		return ret;
+	/* an enumeration goes one request at a time, whatever the channel */
+	pthread_mutex_lock(&o->dir_lock);
+	ret = query_directory(req, o, &r);
+	pthread_mutex_unlock(&o->dir_lock);
+	return ret;
+}
+
+static int query_directory(struct srv_req *req, struct srv_open *o,
+			   const struct smb2_query_dir_req *rq)
+{
+	struct smb2_query_dir_req r = *rq;
 	struct fscc_info fi;
 	struct stat st;
 	struct wcur d;
@@ -429,11 +450,6 @@ int smb_query_directory(struct srv_req *req)
 	int ret, n, count = 0, prev = -1, off;
 	uint32_t limit;
 
-	if (smb2_query_dir_req_decode(req->pdu, req->len, &r))
-		return -EINVAL;
-	ret = srv_req_open(req, &r.fid, &o);
-	if (ret)
-		return ret;
 	if (!o->is_dir)
 		return -EINVAL;
 	if (!(o->access & FILE_LIST_DIRECTORY))

@@ -22,7 +22,6 @@
 #include "util/log.h"
 
 #define NI_ENTRY 152
-#define NI_MAX 32
 
 /* [MS-SMB2] 3.3.5.15.12: the client's view of NEGOTIATE must match ours. */
 static int validate_negotiate(struct srv_req *req, const struct smb2_ioctl_req *r,
@@ -71,23 +70,8 @@ static int object_id(struct srv_open *o, struct wcur *d)
 	return 0;
 }
 
-static uint64_t link_speed(const char *ifname)
-{
-	char p[128];
-	FILE *f;
-	long mbps = 0;
-
-	snprintf(p, sizeof(p), "/sys/class/net/%s/speed", ifname);
-	f = fopen(p, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &mbps) != 1)
-			mbps = 0;
-		fclose(f);
-	}
-	return mbps > 0 ? (uint64_t)mbps * 1000000 : 10000000000ull;
-}
-
-static int put_iface(struct wcur *d, struct ifaddrs *ifa, int *prev)
+/* NETWORK_INTERFACE_INFO entries ([MS-SMB2] 2.2.32.5), chained by Next. */
+static int put_iface(struct wcur *d, const struct srv_iface *ifc, int *prev)
 {
 	int start = (int)d->off;
 	uint8_t *e;
@@ -99,16 +83,16 @@ static int put_iface(struct wcur *d, struct ifaddrs *ifa, int *prev)
 	if (*prev >= 0)
 		put_le32(d->p + *prev, (uint32_t)(start - *prev));
 	*prev = start;
-	put_le32(e + 4, if_nametoindex(ifa->ifa_name));
-	put_le32(e + 8, 0);		/* capabilities: no RSS, no RDMA yet */
-	put_le64(e + 16, link_speed(ifa->ifa_name));
-	if (ifa->ifa_addr->sa_family == AF_INET) {
-		const struct sockaddr_in *sin = (const void *)ifa->ifa_addr;
+	put_le32(e + 4, ifc->if_index);
+	put_le32(e + 8, ifc->caps);
+	put_le64(e + 16, ifc->speed);
+	if (ifc->addr.ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)&ifc->addr;
 
 		put_le16(e + 24, 0x0002);
 		memcpy(e + 28, &sin->sin_addr, 4);
 	} else {
-		const struct sockaddr_in6 *sin6 = (const void *)ifa->ifa_addr;
+		const struct sockaddr_in6 *sin6 = (const void *)&ifc->addr;
 
 		put_le16(e + 24, 0x0017);
 		memcpy(e + 32, &sin6->sin6_addr, 16);
@@ -119,27 +103,15 @@ static int put_iface(struct wcur *d, struct ifaddrs *ifa, int *prev)
 
 static int network_interfaces(struct srv_req *req, struct wcur *d)
 {
-	struct ifaddrs *ifs, *ifa;
-	int prev = -1, n = 0, pass;
+	struct srv_iface ifs[SRV_MAX_IFACES];
+	int prev = -1, n, i;
 
-	if (getifaddrs(&ifs))
-		return -errno;
-	/* real interfaces first; loopback only if there is nothing else */
-	for (pass = 0; pass < 2 && !n; pass++) {
-		for (ifa = ifs; ifa && n < NI_MAX; ifa = ifa->ifa_next) {
-			if (!ifa->ifa_addr || !(ifa->ifa_flags & IFF_UP))
-				continue;
-			if (ifa->ifa_addr->sa_family != AF_INET &&
-			    ifa->ifa_addr->sa_family != AF_INET6)
-				continue;
-			if (!pass == !!(ifa->ifa_flags & IFF_LOOPBACK))
-				continue;
-			if (put_iface(d, ifa, &prev))
-				break;
-			n++;
-		}
-	}
-	freeifaddrs(ifs);
+	n = srv_ifaces(req->conn->srv->cfg, ifs, SRV_MAX_IFACES);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++)
+		if (put_iface(d, &ifs[i], &prev))
+			return -E_SMB_BUFFER_OVERFLOW;
 	return n ? 0 : -E_SMB_NOT_FOUND;
 }
 
@@ -160,8 +132,7 @@ static void resume_secret_init(void)
 	resume_init_err = crypto_random(resume_secret, sizeof(resume_secret));
 }
 
-static int resume_mac(const struct srv_session *s, const uint8_t *fid,
-		      uint8_t mac[8])
+static int resume_mac(uint64_t sess_id, const uint8_t *fid, uint8_t mac[8])
 {
 	static const char label[] = "rdax resume key";
 	uint8_t sid[8], out[32];
@@ -176,7 +147,7 @@ static int resume_mac(const struct srv_session *s, const uint8_t *fid,
 		return -EIO;
 	if (resume_init_err)
 		return resume_init_err;
-	put_le64(sid, s->id);
+	put_le64(sid, sess_id);
 	ret = crypto_hmac_sha256v(resume_secret, sizeof(resume_secret), iov, 3, out);
 	if (ret)
 		return ret;
@@ -194,7 +165,7 @@ static int request_resume_key(struct srv_open *o, const struct smb2_ioctl_req *r
 		return -EINVAL;
 	put_le64(key, o->volatile_id);
 	put_le64(key + 8, o->persistent);
-	ret = resume_mac(o->sess, key, key + 16);
+	ret = resume_mac(o->sess_id, key, key + 16);
 	if (ret)
 		return ret;
 	fsctl_resume_key_rsp_encode(d, key, r->max_output_response);
@@ -209,7 +180,7 @@ static int resume_key_open(struct srv_req *req, const uint8_t *key,
 	uint8_t mac[8], diff = 0;
 	int i;
 
-	if (resume_mac(req->sess, key, mac))
+	if (resume_mac(req->sess->id, key, mac))
 		return -ENOENT;
 	for (i = 0; i < 8; i++)		/* constant time */
 		diff |= mac[i] ^ key[16 + i];
@@ -217,8 +188,10 @@ static int resume_key_open(struct srv_req *req, const uint8_t *key,
 		return -ENOENT;
 	fid.volatile_id = get_le64(key);
 	fid.persistent = get_le64(key + 8);
-	*out = srv_open_find(req->sess, &fid);
-	return *out ? 0 : -ENOENT;
+	*out = srv_open_get(req->sess, &fid);
+	if (!*out)
+		return -ENOENT;
+	return srv_req_hold(req, *out) ? -ENOENT : 0;
 }
 
 /* Does another open hold a byte-range lock that conflicts? */

@@ -20,145 +20,6 @@
 #include "server/server.h"
 #include "util/log.h"
 
-#define BOUNCE_UNIT (64u * 1024)
-
-/* ---- per-worker device state ---- */
-
-static struct srv_rdev *rdev_find(struct srv_worker *w, struct ibv_context *verbs)
-{
-	int i;
-
-	for (i = 0; i < w->nrdev; i++)
-		if (w->rdev[i].verbs == verbs)
-			return &w->rdev[i];
-	return NULL;
-}
-
-/*
- * The zero-copy rungs: a device share's whole mapping is one MR per
- * worker PD (direct); an on-demand-paging MR over the address space
- * covers file mappings as they come and go (odp). Failures leave the
- * share on the bounce path for this worker, with a warning.
- */
-static void rdev_share_mrs(struct srv_worker *w, struct srv_rdev *d)
-{
-	struct srv_config *cfg = w->srv->cfg;
-	struct ibv_mr *odp = NULL;
-	int i;
-
-	d->share_mr = calloc((size_t)cfg->nshares, sizeof(*d->share_mr));
-	if (!d->share_mr)
-		return;
-	d->nshare_mr = cfg->nshares;
-	for (i = 0; i < cfg->nshares; i++) {
-		struct srv_share *sh = cfg->shares[i];
-		size_t len;
-		void *base;
-
-		if (sh->rung == SRV_RUNG_DIRECT && sh->devdax) {
-			base = dax_base(sh->devdax, &len);
-			d->share_mr[i] = ibv_reg_mr(d->pd, base, len, IBV_ACCESS_LOCAL_WRITE);
-			if (!d->share_mr[i])
-				pr_warn("worker %d: [%s] registering the device mapping: %s; using the bounce pool",
-					w->idx, sh->name, strerror(errno));
-		} else if (sh->rung == SRV_RUNG_ODP) {
-			if (!odp)
-				odp = ibv_reg_mr(d->pd, NULL, SIZE_MAX,
-						 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
-			if (!odp)
-				pr_warn("worker %d: [%s] implicit ODP MR: %s; using the bounce pool",
-					w->idx, sh->name, strerror(errno));
-			d->share_mr[i] = odp;
-		}
-	}
-}
-
-/* smbd_accept asks for the PD of a device: one per worker and device. */
-static struct ibv_pd *pd_for(void *arg, struct ibv_context *verbs)
-{
-	struct srv_worker *w = arg;
-	struct srv_rdev *d = rdev_find(w, verbs);
-	char msg[256] = "";
-	int ret;
-
-	if (d)
-		return d->pd;
-	if (w->nrdev == SRV_MAX_RDEV)
-		return NULL;
-	d = &w->rdev[w->nrdev];
-	d->pd = ibv_alloc_pd(verbs);
-	if (!d->pd)
-		return NULL;
-	d->verbs = verbs;
-	list_init(&d->waiters);
-	ret = mem_pool_new(d->pd, w->srv->cfg->bounce_size, BOUNCE_UNIT,
-			   IBV_ACCESS_LOCAL_WRITE, &d->bounce, msg, sizeof(msg));
-	if (ret)
-		pr_err("worker %d: RDMA bounce pool of %zu MiB on %s: %s", w->idx,
-		       w->srv->cfg->bounce_size >> 20,
-		       ibv_get_device_name(verbs->device), msg[0] ? msg : strerror(-ret));
-	else
-		pr_info("worker %d: %zu MiB bounce pool registered on %s", w->idx,
-			w->srv->cfg->bounce_size >> 20,
-			ibv_get_device_name(verbs->device));
-	rdev_share_mrs(w, d);
-	if (d->bounce && w->ring) {
-		ret = store_ring_set_buffer(w->ring, w->nrdev, mem_pool_base(d->bounce),
-					    mem_pool_size(d->bounce));
-		if (ret)
-			pr_warn("worker %d: io_uring fixed buffer: %s", w->idx, strerror(-ret));
-	}
-	w->nrdev++;
-	return d->pd;
-}
-
-void srv_rdev_cleanup(struct srv_worker *w)
-{
-	int i;
-
-	for (i = 0; i < w->nrdev; i++) {
-		struct srv_rdev *d = &w->rdev[i];
-		struct ibv_mr *odp = NULL;
-		int j;
-
-		for (j = 0; j < d->nshare_mr; j++) {
-			struct ibv_mr *mr = d->share_mr[j];
-
-			if (!mr || mr == odp)
-				continue;
-			if (w->srv->cfg->shares[j]->rung == SRV_RUNG_ODP)
-				odp = mr;
-			ibv_dereg_mr(mr);
-		}
-		free(d->share_mr);
-		mem_pool_free(&d->bounce);
-		ibv_dealloc_pd(d->pd);
-	}
-	w->nrdev = 0;
-}
-
-int srv_conn_new_rdma(struct srv_worker *w, struct smbd_pending *p,
-		      struct srv_conn **out)
-{
-	char peer[64];
-	struct xprt *x;
-	int ret;
-
-	snprintf(peer, sizeof(peer), "%s", smbd_pending_peer(p));
-	ret = smbd_accept(p, w->epfd, &w->srv->cfg->smbd, pd_for, w, &x);
-	if (ret) {
-		log_ratelimited(LOG_WARN, "%s: SMB-Direct accept failed: %s", peer,
-				strerror(-ret));
-		return ret;
-	}
-	ret = srv_conn_attach(w, x, out);
-	if (ret) {
-		x->ops->destroy(x);
-		return ret;
-	}
-	(*out)->rdev = rdev_find(w, smbd_pd(x)->context);
-	return 0;
-}
 
 /* ---- RDMA I/O ---- */
 
@@ -174,7 +35,9 @@ static void rio_free(struct srv_rio *io)
 	if (io->win)
 		dax_window_put(io->o->file->dax);
 	io->c->rio_active--;
-	srv_open_unref(io->o);
+	srv_chanseq_done(&io->cseq);
+	srv_open_put(io->o);
+	explicit_bzero(&io->signer, sizeof(io->signer));
 	free(io);
 	if (gave_back)
 		wake_waiters(d);
@@ -202,15 +65,13 @@ static void write_rsp_body(struct wcur *w, void *arg)
 
 static void rio_respond(struct srv_rio *io, int err)
 {
-	struct srv_session *s;
 	int ret;
 
 	if (io->responded || io->c->closing)
 		return;
 	io->responded = true;
-	s = srv_session_find(io->c, io->hdr.session_id);
 	ret = srv_respond_async(io->c, &io->hdr, io->hdr.session_id,
-				io->hdr.tree_id, io->sign && s, err,
+				io->hdr.tree_id, io->sign ? &io->signer : NULL, err,
 				io->write ? write_rsp_body : read_rsp_body, io,
 				io->invalidate, io->desc[0].token);
 	if (ret)
@@ -577,10 +438,17 @@ static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 	io->offset = offset;
 	io->length = want;
 	io->invalidate = channel == SMB2_CHANNEL_RDMA_V1_INVALIDATE;
-	io->sign = req->sess->have_key &&
+	io->sign = req->have_signer &&
 		   (req->sess->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED);
-	o->refs++;
+	io->signer = req->signer;
+	io->cancel = rio_free;
+	/* answered later: the transfer keeps the request's count */
+	io->cseq = req->cseq;
+	req->cseq.o = NULL;
+	srv_open_ref(o);
 	c->rio_active++;
+	atomic_fetch_add_explicit(write ? &req->chan->st.bytes_in : &req->chan->st.bytes_out,
+				  want, memory_order_relaxed);
 	*out = io;
 	return 0;
 }
@@ -615,23 +483,6 @@ int srv_rdma_write(struct srv_req *req, struct srv_open *o,
 	io->write_through = o->write_through || (r->flags & SMB2_WRITEFLAG_WRITE_THROUGH);
 	rio_start(io, false);
 	return SRV_ASYNC;
-}
-
-/* A connection is going away: drop its requests still waiting for space. */
-void srv_rdma_conn_gone(struct srv_conn *c)
-{
-	struct list_head *pos, *tmp;
-
-	if (!c->rdev)
-		return;
-	list_for_each_safe(pos, tmp, &c->rdev->waiters) {
-		struct srv_rio *io = list_entry(pos, struct srv_rio, wait_link);
-
-		if (io->c != c)
-			continue;
-		list_del(&io->wait_link);
-		rio_free(io);
-	}
 }
 
 /* ---- the registration ladder ---- */

@@ -23,91 +23,6 @@
 #include "server/server.h"
 #include "util/log.h"
 
-#define RB_HEADROOM (XPRT_HEADROOM + SMB2_TRANSFORM_SIZE)
-#define RB_POOL_MAX 8
-#define RB_KEEP_MAX (16u << 20)
-
-static void rbuf_release(struct xbuf *b)
-{
-	srv_rbuf_put(container_of(b, struct srv_rbuf, xb));
-}
-
-struct srv_rbuf *srv_rbuf_get(struct srv_worker *w, size_t want)
-{
-	struct srv_rbuf *rb = w->rb_free;
-
-	if (rb) {
-		w->rb_free = rb->next_free;
-		w->rb_free_count--;
-	} else {
-		rb = calloc(1, sizeof(*rb));
-		if (!rb)
-			return NULL;
-		rb->w = w;
-		rb->xb.release = rbuf_release;
-	}
-	rb->len = 0;
-	rb->next_free = NULL;
-	if (srv_rbuf_reserve(rb, want)) {
-		free(rb->mem);
-		free(rb);
-		return NULL;
-	}
-	return rb;
-}
-
-int srv_rbuf_reserve(struct srv_rbuf *rb, size_t need)
-{
-	size_t cap = rb->cap ? rb->cap : 4096;
-	uint8_t *p;
-
-	if (need <= rb->cap)
-		return 0;
-	while (cap < need)
-		cap *= 2;
-	p = realloc(rb->mem, cap + RB_HEADROOM);
-	if (!p)
-		return -ENOMEM;
-	rb->mem = p;
-	rb->cap = cap;
-	return 0;
-}
-
-void srv_rbuf_put(struct srv_rbuf *rb)
-{
-	struct srv_worker *w = rb->w;
-
-	/* a READ sent from a DAX mapping: the window and the open go now */
-	if (rb->hold_dax)
-		dax_window_put(rb->hold_dax);
-	if (rb->hold_open)
-		srv_open_unref(rb->hold_open);
-	rb->hold_dax = NULL;
-	rb->hold_open = NULL;
-	rb->xb.tail = NULL;
-	rb->xb.tail_len = 0;
-
-	if (w->rb_free_count >= RB_POOL_MAX || rb->cap > RB_KEEP_MAX) {
-		free(rb->mem);
-		free(rb);
-		return;
-	}
-	rb->next_free = w->rb_free;
-	w->rb_free = rb;
-	w->rb_free_count++;
-}
-
-static void rbuf_pool_free(struct srv_worker *w)
-{
-	struct srv_rbuf *rb;
-
-	while ((rb = w->rb_free)) {
-		w->rb_free = rb->next_free;
-		free(rb->mem);
-		free(rb);
-	}
-	w->rb_free_count = 0;
-}
 
 static void worker_enqueue(struct srv_worker *w, struct srv_adopt a)
 {
@@ -182,6 +97,8 @@ static void worker_take_new(struct srv_worker *w)
 				/* smbd_accept consumes the pending request */
 				ret = srv_conn_new_rdma(w, a[i].pending, &c);
 			}
+			if (!ret)
+				srv_dispatch_attach(c);
 			if (ret)
 				atomic_fetch_sub(&w->srv->nconns, 1);
 		}
@@ -246,9 +163,9 @@ static void worker_dump(struct srv_worker *w)
 		rbytes += c->stats.rdma_bytes;
 		zbytes += c->stats.zero_copy_bytes;
 		tzbytes += c->stats.tcp_zero_copy_bytes;
-		list_for_each_safe(sp, st, &c->sessions) {
+		list_for_each_safe(sp, st, &c->channels) {
 			sessions++;
-			opens += list_entry(sp, struct srv_session, conn_link)->nopens;
+			opens += list_entry(sp, struct srv_channel, conn_link)->sess->nopens;
 		}
 	}
 	for (i = 0; i < w->nrdev; i++) {
@@ -275,6 +192,7 @@ static void *worker_main(void *arg)
 	int i, n, ret;
 
 	srv_numa_enter(w);
+	srv_state_thread_enter();
 	/* with RDMA, what needs an identity runs there (ident.h) */
 	ret = srv_ident_thread_start(&w->ident_thread);
 	if (ret) {
@@ -325,6 +243,7 @@ static void *worker_main(void *arg)
 	while (!list_empty(&w->conns))
 		srv_conn_free(list_entry(w->conns.next, struct srv_conn, worker_link));
 	srv_ident_thread_stop(&w->ident_thread);
+	srv_state_thread_leave();
 	return NULL;
 }
 
@@ -387,7 +306,7 @@ void srv_worker_stop(struct srv_worker *w)
 	store_ring_free(&w->ring);
 	close(w->efd);
 	close(w->epfd);
-	rbuf_pool_free(w);
+	srv_rbuf_pool_free(w);
 	srv_rdev_cleanup(w);
 	free(w->q);
 }
@@ -452,9 +371,13 @@ int srv_new(struct srv_config *cfg, struct srv **out)
 	atomic_init(&s->next_volatile, r >> 16 | 1);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	s->start_time = filetime_from_unix(ts.tv_sec, ts.tv_nsec);
-	ret = srv_logon_init(s);
+	ret = srv_state_init(s);
 	if (ret)
 		goto out_free;
+	srv_state_thread_enter();
+	ret = srv_logon_init(s);
+	if (ret)
+		goto out_state;
 	/*
 	 * Capabilities first: RDMA descriptors work only with the
 	 * credentials they were opened with, and dropping capabilities
@@ -543,6 +466,9 @@ out_close:
 		smbd_listener_close(&s->rdma_listen[i]);
 	srv_ident_put(&s->self_ident);
 	srv_logon_free(s);
+out_state:
+	srv_state_thread_leave();
+	srv_state_free(s);
 out_free:
 	free(s);
 	return ret;
@@ -699,9 +625,12 @@ int srv_run(struct srv *s)
 					atomic_store(&s->stopping, true);
 				} else if (si.ssi_signo == SIGUSR1) {
 					uint64_t one = 1;
-					int k;
+					int k, nsess, nopen;
 
-					pr_notice("stats: %d connections", atomic_load(&s->nconns));
+					srv_state_count(s, &nsess, &nopen);
+					pr_notice("stats: %d connections, %d sessions, %d opens",
+						  atomic_load(&s->nconns), nsess, nopen);
+					srv_state_dump(s);
 					share_dump(s);
 					for (k = 0; k < s->nworkers; k++) {
 						atomic_store(&s->workers[k].dump_stats, true);
@@ -738,6 +667,8 @@ void srv_free(struct srv **sp)
 		smbd_listener_close(&s->rdma_listen[i]);
 	srv_ident_put(&s->self_ident);
 	srv_logon_free(s);
+	srv_state_thread_leave();
+	srv_state_free(s);
 	free(s->workers);
 	free(s);
 	*sp = NULL;

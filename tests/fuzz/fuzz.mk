@@ -37,7 +37,7 @@ FUZZ_OPTS_config ?= -close_fd_mask=2
 FUZZ_TOP_VAR = $(shell sed -n 's/^$(1)[ \t]*:=[ \t]*//p' Makefile 2>/dev/null)
 FUZZ_MODS ?= $(or $(CORE_MODS),$(call FUZZ_TOP_VAR,CORE_MODS),util proto crypto \
 	     transport mem store) server
-FUZZ_LIBS ?= $(or $(LIBS_CORE),$(call FUZZ_TOP_VAR,LIBS_CORE),-lcrypto -linih -lpthread)
+FUZZ_LIBS ?= $(or $(LIBS_SRV),$(call FUZZ_TOP_VAR,LIBS_SRV)) $(or $(LIBS_CORE),$(call FUZZ_TOP_VAR,LIBS_CORE),-lcrypto -linih -lpthread)
 FUZZ_SRC  := $(sort $(foreach m,$(FUZZ_MODS),$(wildcard src/$(m)/*.c)))
 FUZZ_VERSION := $(shell cat VERSION 2>/dev/null)
 FUZZ_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Isrc \

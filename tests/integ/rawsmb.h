@@ -40,6 +40,11 @@ struct raw {
 	bool sign;			/* sign every request */
 	bool have_key;
 	bool guest;			/* the server said IS_GUEST or IS_NULL */
+	/* multichannel: the ClientGuid to send (random unless set) */
+	uint8_t guid[16];
+	bool guid_set;
+	uint16_t chanseq;		/* ChannelSequence of 3.x requests */
+	bool replay;			/* SMB2_FLAGS_REPLAY_OPERATION */
 	struct smb3_keys keys;
 	uint8_t preauth[64];
 	/* the last response */
@@ -111,6 +116,10 @@ RAW_FN void raw_seal(struct raw *r, uint16_t cmd, uint8_t *b, size_t len)
 	h.tree_id = r->tid;
 	h.credits = r->credit_req;
 	h.credit_charge = cmd == SMB2_NEGOTIATE ? 0 : charge;
+	if (r->dialect >= SMB2_DIALECT_300)
+		h.status = r->chanseq;
+	if (r->replay)
+		h.flags |= SMB2_FLAGS_REPLAY_OPERATION;
 	smb2_hdr_encode(b, &h);
 	r->mid += charge;
 	r->charge = 0;
@@ -183,10 +192,15 @@ RAW_FN int raw_negotiate(struct raw *r, uint16_t max)
 	int ret;
 
 	n.security_mode = SMB2_NEGOTIATE_SIGNING_ENABLED;
+	n.capabilities = SMB2_GLOBAL_CAP_MULTI_CHANNEL;
 	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (all[i] <= max)
 			n.dialects[n.ndialects++] = all[i];
-	crypto_random(n.client_guid, 16);
+	if (!r->guid_set) {
+		crypto_random(r->guid, 16);
+		r->guid_set = true;
+	}
+	memcpy(n.client_guid, r->guid, 16);
 	crypto_random(n.ctx.salt, 32);
 	n.ctx.ciphers[n.ctx.ncipher++] = SMB2_CIPHER_AES128_GCM;
 	n.ctx.signs[n.ctx.nsign++] = SMB2_SIGNING_AES_CMAC;
@@ -226,7 +240,21 @@ RAW_FN int raw_negotiate(struct raw *r, uint16_t max)
  * keys when the logon has one), or the NTSTATUS of the refusal as a
  * positive number, or -errno when the exchange broke.
  */
+RAW_FN long raw_logon_bind(struct raw *r, const struct raw_cred *cred,
+			   const struct raw *first, bool sign_bind);
+
 RAW_FN long raw_logon(struct raw *r, const struct raw_cred *cred)
+{
+	return raw_logon_bind(r, cred, NULL, false);
+}
+
+/*
+ * With first: SESSION_SETUP with SMB2_SESSION_FLAG_BINDING for first's
+ * session on r's connection, signed (sign_bind) with first's key; on
+ * success r signs with the new channel's key, and seals with first's.
+ */
+RAW_FN long raw_logon_bind(struct raw *r, const struct raw_cred *cred,
+			   const struct raw *first, bool sign_bind)
 {
 	struct auth_client_cfg acfg = {
 		.anonymous = !cred || !cred->user, .spnego = true,
@@ -248,10 +276,18 @@ RAW_FN long raw_logon(struct raw *r, const struct raw_cred *cred)
 	if (auth_client_new(&ac, &acfg))
 		return -ENOMEM;
 	memcpy(preauth, r->preauth, sizeof(preauth));
-	r->sid = 0;
+	r->sid = first ? first->sid : 0;
+	if (first) {
+		/* the binding requests are signed with the session's key */
+		r->keys = first->keys;
+		r->sign_alg = first->sign_alg;
+		r->have_key = first->have_key;
+		r->sign = sign_bind;
+	}
 	for (;;) {
 		struct smb2_sess_setup_req s = {
 			.security_mode = SMB2_NEGOTIATE_SIGNING_ENABLED,
+			.flags = first ? SMB2_SESSION_FLAG_BINDING : 0,
 		};
 
 		step = auth_client_step(ac, in_len ? in : NULL, in_len, out,
@@ -302,11 +338,20 @@ RAW_FN long raw_logon(struct raw *r, const struct raw_cred *cred)
 	r->guest = ss.session_flags & (SMB2_SESSION_FLAG_IS_GUEST |
 				       SMB2_SESSION_FLAG_IS_NULL);
 	if (!r->guest && !auth_client_session_key(ac, key)) {
+		struct smb3_keys k;
+
 		ret = smb3_derive_keys(r->dialect, key,
 				       r->dialect == SMB2_DIALECT_311 ? preauth : NULL,
-				       r->cipher, &r->keys);
+				       r->cipher, &k);
 		if (ret)
 			goto out;
+		if (first) {
+			/* a channel signs with its own key; the session seals */
+			memcpy(r->keys.signing, k.signing, sizeof(k.signing));
+			r->sign = true;
+		} else {
+			r->keys = k;
+		}
 		r->have_key = true;
 		/* 3.1.1 requires signed TREE_CONNECTs of an authenticated session */
 		if (r->dialect == SMB2_DIALECT_311)
