@@ -119,11 +119,11 @@ void srv_conn_free(struct srv_conn *c)
 	while (c->store_active > 0 && c->w->ring)
 		if (store_ring_wait(c->w->ring) < 0)
 			break;
-	c->x->ops->destroy(c->x);
 	/* a session lives on while another connection carries it */
 	while (!list_empty(&c->channels))
 		srv_channel_drop(list_entry(c->channels.next, struct srv_channel,
 					    conn_link));
+	c->x->ops->destroy(c->x);
 	c->w->gone.requests += c->stats.requests;
 	c->w->gone.bytes_read += c->stats.bytes_read;
 	c->w->gone.bytes_written += c->stats.bytes_written;

@@ -550,6 +550,18 @@ struct srv_req {
 	bool single;			/* the only PDU of its message */
 };
 
+/* File data moved by a READ or WRITE: the connection's and the channel's counters. */
+static inline void srv_req_count_io(struct srv_req *req, bool write, uint64_t n)
+{
+	if (write)
+		req->conn->stats.bytes_written += n;
+	else
+		req->conn->stats.bytes_read += n;
+	if (req->chan)
+		atomic_fetch_add_explicit(write ? &req->chan->st.bytes_in : &req->chan->st.bytes_out,
+					  n, memory_order_relaxed);
+}
+
 /* Make room for n more body bytes; re-points req->w. */
 int srv_req_room(struct srv_req *req, size_t n);
 int srv_process_msg(void *conn, uint8_t *msg, size_t len);

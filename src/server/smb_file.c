@@ -520,7 +520,7 @@ static int read_from_mapping(struct srv_req *req, struct srv_open *o,
 	rb->hold_open = o;
 	srv_open_ref(o);
 	o->position = r->offset + r->length;
-	req->conn->stats.bytes_read += r->length;
+	srv_req_count_io(req, false, r->length);
 	req->conn->stats.tcp_zero_copy_bytes += r->length;
 	return 0;
 }
@@ -566,7 +566,7 @@ int smb_read(struct srv_req *req)
 	rsp.data_length = (uint32_t)n;
 	smb2_read_rsp_encode(&req->w, &rsp);
 	req->w.off += (size_t)n;
-	req->conn->stats.bytes_read += (uint64_t)n;
+	srv_req_count_io(req, false, (uint64_t)n);
 	return 0;
 }
 
@@ -630,7 +630,7 @@ done:
 	if (srv_req_room(req, 24))
 		return -ENOMEM;
 	smb2_write_rsp_encode(&req->w, &rsp);
-	req->conn->stats.bytes_written += (uint64_t)n;
+	srv_req_count_io(req, true, (uint64_t)n);
 	return 0;
 }
 

@@ -133,7 +133,7 @@ static int case_sessions(int n)
 {
 	struct raw r;
 	uint64_t *sids = calloc((size_t)n, sizeof(*sids));
-	long st;
+	long st = 0;
 	int i;
 
 	if (!sids || raw_connect(&r, host, port) || raw_negotiate(&r, SMB2_DIALECT_311)) {

@@ -64,8 +64,8 @@ rc=$?
 sed 's/^/    /' "$T/good.out"
 [ $rc = 0 ] && ok "binding good: $(grep -c '^ok:' "$T/good.out") wire checks" ||
 	not_ok "binding good (exit $rc)"
-if grep -Eq 'stats session 0x[0-9a-f]+ alice as alice: 2 channels, 1 tree, 1 open; tcp [^;]* requests [1-9][0-9]* .*; tcp [^;]* requests [1-9]' "$T/usr1"; then
-	ok "SIGUSR1: the session has two TCP channels, each with requests"
+if grep -Eq 'stats session 0x[0-9a-f]+ alice as alice: 2 channels, 1 tree, 1 open; tcp [^;]* requests [1-9][0-9]* bytes_in [1-9][0-9]* bytes_out [1-9][0-9]*; tcp [^;]* requests [1-9][0-9]* bytes_in [1-9][0-9]* bytes_out [1-9]' "$T/usr1"; then
+	ok "SIGUSR1: the session has two TCP channels, each with requests and file data both ways"
 else
 	not_ok "SIGUSR1 does not show the session's two channels"
 	sed 's/^/    | /' "$T/usr1"

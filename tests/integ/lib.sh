@@ -28,7 +28,7 @@ cleanup() {
 	for u in $made_users; do
 		userdel "$u" 2>/dev/null
 	done
-	rm -rf "$T"
+	[ -n "${RDAX_KEEP_T:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
 
