@@ -456,7 +456,7 @@ static void fake_answer(struct fake *s, struct mbuf *m, const uint8_t *pdu, size
 static int fake_send(struct xprt *x, struct xbuf *b)
 {
 	struct fake *s = container_of(x, struct fake, x);
-	struct rdax_conn *c = x->upper;
+	struct rdax_conn *c = ((struct cli_chan *)x->upper)->c;
 	size_t len = b->len + b->tail_len, off = 0, plen, next;
 	uint8_t *msg = malloc(len);
 	struct mbuf m = { 0 };
@@ -556,12 +556,10 @@ static struct rdax_conn *conn_new(struct fake **out, uint64_t mid, uint32_t held
 	if (!c || !s)
 		exit(2);
 	list_init(&c->sendq);
-	list_init(&c->inflight);
 	snprintf(c->host, sizeof(c->host), "fake");
 	c->cfg.timeout_ms = 2000;
 	c->dialect = SMB2_DIALECT_311;
 	c->max_read = c->max_write = MIB;
-	window(&c->cr, mid, held);
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (c->epfd < 0 || s->efd < 0)
@@ -579,6 +577,7 @@ static struct rdax_conn *conn_new(struct fake **out, uint64_t mid, uint32_t held
 	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, s->efd, &ev))
 		exit(2);
 	cli_engine_start(c, &s->x);
+	window(&c->chans[0].cr, mid, held);
 	*out = s;
 	return c;
 }
@@ -694,8 +693,8 @@ static void test_zero_window(void)
 		rdax_ioq_delete(&q);
 	}
 	T_EQ(s->nreq, 0);
-	T_EQ(c->cr.next_mid, 7);
-	T_EQ(c->cr.held, 0);
+	T_EQ(c->chans[0].cr.next_mid, 7);
+	T_EQ(c->chans[0].cr.held, 0);
 	T_ASSERT(!c->broken);
 	conn_done(&c, s);
 
@@ -737,8 +736,8 @@ static void test_wire(void)
 			T_EQ(s->req[i].ask, charge[i] + CLI_CREDIT_ASK_MAX);
 		}
 	}
-	T_EQ(c->cr.next_mid, 23);
-	T_EQ(c->cr.held, 100 - 13);
+	T_EQ(c->chans[0].cr.next_mid, 23);
+	T_EQ(c->chans[0].cr.held, 100 - 13);
 	T_EQ(c->ninflight, 3);
 	conn_done(&c, s);
 	for (i = 0; i < 3; i++) {
@@ -761,7 +760,7 @@ static void test_wait_for_credit(void)
 	T_EQ(echo_submit(c, &a, one, 1, &ta), 0);
 	T_EQ(echo_submit(c, &b, one, 1, &tb), 0);
 	T_EQ(s->nreq, 1);
-	T_EQ(c->cr.held, 0);
+	T_EQ(c->chans[0].cr.held, 0);
 	T_EQ(tb.done, 0);
 
 	t_section("a grant of 1 sends it with the next MessageId");
@@ -772,12 +771,12 @@ static void test_wait_for_credit(void)
 	T_EQ(s->nreq, 2);
 	if (s->nreq == 2)
 		T_EQ(s->req[1].mid, 4);
-	T_EQ(c->cr.held, 0);
+	T_EQ(c->chans[0].cr.held, 0);
 	mb_simple(s, &m, SMB2_ECHO, 4, 0, 1, 0);
 	T_EQ(fake_deliver(s, &m), 0);
 	T_EQ(tb.done, 1);
 	T_EQ(tb.err, 0);
-	T_EQ(c->cr.held, 1);
+	T_EQ(c->chans[0].cr.held, 1);
 	T_EQ(c->ninflight, 0);
 	conn_done(&c, s);
 }
@@ -804,8 +803,8 @@ static void test_never_enough(void)
 	T_EQ(tb.err, -EAGAIN);
 	T_ASSERT(strstr(rdax_errmsg(c), "not enough SMB credits") != NULL);
 	T_EQ(s->nreq, 1);
-	T_EQ(c->cr.held, 2);
-	T_EQ(c->cr.next_mid, 1);
+	T_EQ(c->chans[0].cr.held, 2);
+	T_EQ(c->chans[0].cr.next_mid, 1);
 	T_EQ(c->ninflight, 0);
 	T_ASSERT(list_empty(&c->sendq));
 	T_ASSERT(!c->broken);
@@ -901,8 +900,8 @@ static void test_unsent(void)
 	T_EQ(ta.done, 1);
 	T_EQ(ta.err, -EINVAL);
 	T_EQ(s->nreq, 0);
-	T_EQ(c->cr.held, 10);
-	T_EQ(c->cr.next_mid, 5);
+	T_EQ(c->chans[0].cr.held, 10);
+	T_EQ(c->chans[0].cr.next_mid, 5);
 	T_EQ(c->ninflight, 0);
 
 	t_section("the next chain takes the MessageIds it did not use");
@@ -911,7 +910,7 @@ static void test_unsent(void)
 	T_EQ(s->nreq, 1);
 	if (s->nreq == 1)
 		T_EQ(s->req[0].mid, 5);
-	T_EQ(c->cr.held, 9);
+	T_EQ(c->chans[0].cr.held, 9);
 	conn_done(&c, s);
 }
 
@@ -934,7 +933,7 @@ static void test_fail_all(void)
 	T_EQ(tb.done, 1);
 	T_EQ(tb.err, -EIO);
 	T_EQ(c->ninflight, 0);
-	T_ASSERT(list_empty(&c->inflight));
+	T_ASSERT(list_empty(&c->chans[0].inflight));
 	T_ASSERT(list_empty(&c->sendq));
 	conn_done(&c, s);
 	T_EQ(ta.done + tb.done, 2);
@@ -952,17 +951,17 @@ static void test_negotiate(void)
 	t_section("NEGOTIATE spends the connection's first credit");
 	c = conn_new(&s, 0, 1);
 	c->dialect = 0;
-	cli_credits_init(&c->cr);
+	cli_credits_init(&c->chans[0].cr);
 	T_EQ(simple_chain(c, &neg, SMB2_NEGOTIATE, one, 1, &tn), 0);
 	T_EQ(cli_chain_submit(c, &neg), 0);
 	T_EQ(s->nreq, 1);
-	T_EQ(c->cr.held, 0);
+	T_EQ(c->chans[0].cr.held, 0);
 	mb_simple(s, &m, SMB2_NEGOTIATE, 0, 0, 1, 0);
 	T_EQ(fake_deliver(s, &m), 0);
 	T_EQ(tn.done, 1);
 	c->dialect = SMB2_DIALECT_311;
 	/* the server granted one: one request may be in flight, not two */
-	T_EQ(c->cr.held, 1);
+	T_EQ(c->chans[0].cr.held, 1);
 	T_EQ(echo_submit(c, &a, one, 1, &ta), 0);
 	T_EQ(echo_submit(c, &b, one, 1, &tb), 0);
 	T_EQ(s->nreq, 2);
@@ -991,14 +990,14 @@ static void test_grant_above_ask(void)
 	T_EQ(s->nreq, 1);
 	if (s->nreq == 1)
 		T_EQ(s->req[0].ask, 1 + CLI_CREDIT_ASK_MAX);
-	T_EQ(c->cr.held, 1000);
+	T_EQ(c->chans[0].cr.held, 1000);
 	/* and used, one by one, by a server that grants nothing more */
 	s->grant = 0;
 	while (s->nreq < 1001 && !echo_chain(c, &ch, one, 1, NULL) &&
 	       !cli_chain_run(c, &ch))
 		;
 	T_EQ(s->nreq, 1001);
-	T_EQ(c->cr.held, 0);
+	T_EQ(c->chans[0].cr.held, 0);
 	T_EQ(echo_chain(c, &ch, one, 1, NULL), 0);
 	T_EQ(cli_chain_run(c, &ch), -EAGAIN);
 	T_EQ(s->nreq, 1001);
@@ -1021,13 +1020,13 @@ static void test_grant_flood(void)
 		mb_simple(s, &m, SMB2_ECHO, 1u << 20, 0, 0xffff, 0);
 		if (fake_deliver(s, &m))
 			break;
-		if (c->cr.held < last)
+		if (c->chans[0].cr.held < last)
 			wrapped++;
-		last = c->cr.held;
+		last = c->chans[0].cr.held;
 	}
 	T_EQ(i, 70000);
 	T_EQ(wrapped, 0);
-	T_EQ(c->cr.held, CLI_CREDIT_MAX);
+	T_EQ(c->chans[0].cr.held, CLI_CREDIT_MAX);
 	/* still usable */
 	s->reply = true;
 	T_EQ(echo_chain(c, &ch, one, 1, NULL), 0);
@@ -1050,10 +1049,10 @@ static void test_interim(void)
 	t_section("STATUS_PENDING interim: its grant counts, the PDU stays open");
 	c = conn_new(&s, 20, 10);
 	T_EQ(echo_submit(c, &ch, one, 1, &t), 0);
-	T_EQ(c->cr.held, 9);
+	T_EQ(c->chans[0].cr.held, 9);
 	mb_simple(s, &m, SMB2_ECHO, 20, STATUS_PENDING, 5, SMB2_FLAGS_ASYNC_COMMAND);
 	T_EQ(fake_deliver(s, &m), 0);
-	T_EQ(c->cr.held, 14);
+	T_EQ(c->chans[0].cr.held, 14);
 	T_EQ(t.pdus, 0);
 	T_EQ(t.done, 0);
 	T_EQ(c->ninflight, 1);
@@ -1061,12 +1060,12 @@ static void test_interim(void)
 	t_section("the final response completes it once, its grant added once");
 	mb_simple(s, &m, SMB2_ECHO, 20, 0, 0, SMB2_FLAGS_ASYNC_COMMAND);
 	T_EQ(fake_deliver(s, &m), 0);
-	T_EQ(c->cr.held, 14);
+	T_EQ(c->chans[0].cr.held, 14);
 	T_EQ(t.pdus, 1);
 	T_EQ(t.done, 1);
 	T_EQ(t.err, 0);
 	T_EQ(c->ninflight, 0);
-	T_EQ(c->cr.next_mid, 21);
+	T_EQ(c->chans[0].cr.next_mid, 21);
 	conn_done(&c, s);
 
 	t_section("a synchronous chain through interim and final");
@@ -1078,7 +1077,7 @@ static void test_interim(void)
 	T_EQ(echo_chain(c, &ch, one, 1, NULL), 0);
 	T_EQ(cli_chain_run(c, &ch), 0);
 	T_EQ(ch.rsp[0].status, 0);
-	T_EQ(c->cr.held, 1 + 3 + 2);
+	T_EQ(c->chans[0].cr.held, 1 + 3 + 2);
 	conn_done(&c, s);
 }
 
@@ -1094,12 +1093,12 @@ static void test_compound(void)
 	t_section("compound response: each PDU's grant counts");
 	c = conn_new(&s, 0, 10);
 	T_EQ(echo_submit(c, &ch, three, 3, &t), 0);
-	T_EQ(c->cr.held, 6);
+	T_EQ(c->chans[0].cr.held, 6);
 	mb_simple(s, &m, SMB2_ECHO, 0, 0, 1, 0);
 	mb_simple(s, &m, SMB2_ECHO, 1, 0, 2, SMB2_FLAGS_RELATED_OPERATIONS);
 	mb_simple(s, &m, SMB2_ECHO, 2, 0, 3, SMB2_FLAGS_RELATED_OPERATIONS);
 	T_EQ(fake_deliver(s, &m), 0);
-	T_EQ(c->cr.held, 12);
+	T_EQ(c->chans[0].cr.held, 12);
 	T_EQ(t.pdus, 3);
 	T_EQ(t.done, 1);
 	T_EQ(c->ninflight, 0);
@@ -1116,7 +1115,7 @@ static void test_compound(void)
 	T_EQ(t.done, 0);
 	mb_simple(s, &m, SMB2_ECHO, 1, 0, 2, 0);
 	T_EQ(fake_deliver(s, &m), 0);
-	T_EQ(c->cr.held, 12);
+	T_EQ(c->chans[0].cr.held, 12);
 	T_EQ(t.pdus, 3);
 	T_EQ(t.done, 1);
 	conn_done(&c, s);
@@ -1126,7 +1125,7 @@ static void test_compound(void)
 	mb_simple(s, &m, SMB2_OPLOCK_BREAK, UINT64_MAX, 0, 0, 0);
 	mb_simple(s, &m, SMB2_ECHO, 77, 0, 2, 0);
 	T_EQ(fake_deliver(s, &m), 0);
-	T_EQ(c->cr.held, 6);
+	T_EQ(c->chans[0].cr.held, 6);
 	conn_done(&c, s);
 }
 
@@ -1139,20 +1138,20 @@ static void test_io_chunk(void)
 	c = conn_new(&s, 0, 3);
 	T_EQ(cli_io_chunk(c, false, 4 * MIB), 192 * KIB);
 	T_EQ(cli_io_chunk(c, true, 100 * KIB), 100 * KIB);
-	c->cr.held = 0;
+	c->chans[0].cr.held = 0;
 	T_EQ(cli_io_chunk(c, false, 4 * MIB), 64 * KIB);
-	c->cr.held = 1000;
+	c->chans[0].cr.held = 1000;
 	T_EQ(cli_io_chunk(c, false, 4 * MIB), MIB);
 	/* with requests in flight too: what is held now, not what may come */
-	c->cr.held = 2;
+	c->chans[0].cr.held = 2;
 	c->ninflight = 1;
 	T_EQ(cli_io_chunk(c, false, 4 * MIB), 128 * KIB);
-	c->cr.held = 0;
+	c->chans[0].cr.held = 0;
 	T_EQ(cli_io_chunk(c, true, 4 * MIB), 64 * KIB);
 	c->ninflight = 0;
 	/* SMB 2.0.2 has no multi-credit requests */
 	c->dialect = SMB2_DIALECT_202;
-	c->cr.held = 1;
+	c->chans[0].cr.held = 1;
 	T_EQ(cli_io_chunk(c, false, 4 * MIB), MIB);
 	conn_done(&c, s);
 }
