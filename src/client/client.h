@@ -276,10 +276,11 @@ struct fsctl_netif;
  * Pure: the order in which to try up to want channels over the n
  * interfaces the server listed. With rdma, RDMA_CAPABLE interfaces come
  * first as SMB-Direct channels, then every interface over TCP; without,
- * TCP only. In each group faster links first, and the interface the first
- * connection already uses (primary, same family and address; may be
- * NULL) after the others; when want exceeds the candidates, the list is
- * walked again (more connections per interface). Returns the picks made.
+ * TCP only; faster links first in each; the connection the first one
+ * already is (primary's family and address over its transport; primary
+ * may be NULL) after all others. When want exceeds the candidates, the
+ * list is walked again (more connections per interface). Returns the
+ * picks made.
  */
 unsigned int cli_mc_plan(const struct fsctl_netif *ifs, unsigned int n,
 			 const struct fsctl_netif *primary, bool primary_rdma,

@@ -59,15 +59,15 @@ struct mc_cand {
 	uint64_t speed;
 };
 
-/* group (SMB-Direct first), then unused before in use, then speed, then list order */
+/* unused before in use, then SMB-Direct first, then speed, then list order */
 static int cand_cmp(const void *pa, const void *pb)
 {
 	const struct mc_cand *a = pa, *b = pb;
 
-	if (a->rdma != b->rdma)
-		return a->rdma ? -1 : 1;
 	if (a->in_use != b->in_use)
 		return a->in_use ? 1 : -1;
+	if (a->rdma != b->rdma)
+		return a->rdma ? -1 : 1;
 	if (a->speed != b->speed)
 		return a->speed > b->speed ? -1 : 1;
 	return a->iface < b->iface ? -1 : a->iface > b->iface;
