@@ -327,6 +327,8 @@ int cli_tcp_open(struct rdax_conn *c, const char *host, unsigned int port,
 int cli_rdma_open(struct rdax_conn *c, const char *host, unsigned int port,
 		  int timeout_ms, struct xprt **out);
 int cli_rdma_adopt(struct rdax_conn *c, struct cli_chan *chan);
+/* deregister the session's RDMA memory (before its transport goes) */
+void cli_rdma_teardown(struct rdax_conn *c);
 void cli_negotiate_req(const struct rdax_conn *c, struct smb2_negotiate_req *r);
 
 /* rdax_pread/rdax_pwrite and rdax_ftruncate inside other calls */

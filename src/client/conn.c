@@ -493,7 +493,7 @@ static int cli_rdma_connect(struct rdax_conn *c)
 	return cli_rdma_adopt(c, &c->chans[0]);
 }
 
-static void cli_rdma_teardown(struct rdax_conn *c)
+void cli_rdma_teardown(struct rdax_conn *c)
 {
 	struct rdax_buf *b;
 

@@ -483,6 +483,10 @@ int cli_check_credits(struct rdax_conn *c, uint32_t need)
 	bool outstanding = c->ninflight || !list_empty(&c->sendq);
 	struct cli_credits best = { .held = cli_credits_best(c) };
 
+	/* a dead connection is that, not a shortage of credits */
+	if (c->broken)
+		return cli_err(c, -ENOTCONN, "connection to %s is broken", c->host);
+
 	if (!cli_credits_check(&best, need, outstanding))
 		return 0;
 	return credits_err(c, need);
@@ -706,6 +710,34 @@ static void chan_fail(struct rdax_conn *c, struct cli_chan *chan, int err)
  * handlers, so no event in hand points into freed memory), then resend
  * their chains: only then does no transport hold those buffers.
  */
+/*
+ * The channel whose protection domain holds the registrations failed:
+ * the I/O that names that memory fails (it cannot go elsewhere), the
+ * memory is deregistered and its transport closed; later I/O goes inline.
+ */
+static void rdma_owner_gone(struct rdax_conn *c, struct cli_chan *chan)
+{
+	struct list_head *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &c->sendq) {
+		struct cli_chain *ch = list_entry(pos, struct cli_chain, link);
+
+		if (ch->rdma)
+			chain_finish(c, ch, -ENOTCONN);
+	}
+	list_for_each_safe(pos, tmp, &chan->inflight) {
+		struct cli_chain *ch = list_entry(pos, struct cli_chain, link);
+
+		if (ch->rdma)
+			chain_finish(c, ch, -ENOTCONN);
+	}
+	cli_rdma_teardown(c);
+	c->x->ops->destroy(c->x);
+	c->x = NULL;
+	chan->xp = NULL;
+	chan->x = NULL;
+}
+
 static void reap_dead(struct rdax_conn *c)
 {
 	struct cli_chain *ch;
@@ -718,6 +750,8 @@ static void reap_dead(struct rdax_conn *c)
 		if (!chan->reap)
 			continue;
 		chan->reap = false;
+		if (chan->xp && chan->xp == c->x && !c->broken)
+			rdma_owner_gone(c, chan);
 		if (chan->xp && chan->xp != c->x) {
 			chan->xp->ops->destroy(chan->xp);
 			chan->xp = NULL;
