@@ -380,15 +380,32 @@ int cli_path16(const char *path, uint8_t *out, size_t cap)
 /*
  * With more than one channel a link that stops answering must fail its
  * channel soon (its requests go again on another), not after TCP's
- * retransmissions give up: unacknowledged data aborts it after this.
+ * retransmissions give up: data left unacknowledged this long aborts the
+ * connection, and so do keepalive probes left unanswered, which start
+ * after a second without data from the server (requests sent, answers
+ * lost: nothing of ours is unacknowledged then).
  */
 #define CLI_MC_USER_TIMEOUT_MS 5000
+#define CLI_MC_KEEPIDLE_S 1
+#define CLI_MC_KEEPINTVL_S 1
+
+static void mc_socket_opts(const struct rdax_conn *c, int fd)
+{
+	unsigned int uto = CLI_MC_USER_TIMEOUT_MS;
+	int on = 1, idle = CLI_MC_KEEPIDLE_S, intvl = CLI_MC_KEEPINTVL_S;
+
+	if (c->cfg.timeout_ms > 0 && (unsigned int)c->cfg.timeout_ms < uto)
+		uto = (unsigned int)c->cfg.timeout_ms;
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof(uto));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+}
 
 int cli_tcp_open(struct rdax_conn *c, const char *host, unsigned int port,
 		 int timeout_ms, struct xprt **out)
 {
 	const char *why = NULL;
-	unsigned int uto = CLI_MC_USER_TIMEOUT_MS;
 	struct xprt *x;
 	int fd, ret;
 
@@ -397,11 +414,8 @@ int cli_tcp_open(struct rdax_conn *c, const char *host, unsigned int port,
 		return cli_err(c, fd, "cannot resolve host %s: %s", host, why);
 	if (fd < 0)
 		return cli_err(c, fd, "connect to %s:%u: %s", host, port, strerror(-fd));
-	if (c->cfg.channels > 1) {
-		if (c->cfg.timeout_ms > 0 && (unsigned int)c->cfg.timeout_ms < uto)
-			uto = (unsigned int)c->cfg.timeout_ms;
-		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof(uto));
-	}
+	if (c->cfg.channels > 1)
+		mc_socket_opts(c, fd);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	ret = tcp_xprt_new(fd, c->epfd, &x);
 	if (ret) {
