@@ -85,6 +85,7 @@ struct cli_chain {
 	bool rdma;			/* carries RDMA descriptors of c->x */
 	uint8_t resends;
 	uint16_t seq;			/* ChannelSequence it was sent with */
+	uint64_t not_before;		/* delayq: when it may go again (ms) */
 	/* async completion; NULL for synchronous chains */
 	void (*on_pdu)(struct cli_chain *ch, int i, const uint8_t *pdu, size_t len);
 	void (*on_done)(struct cli_chain *ch);
@@ -114,6 +115,7 @@ struct cli_chan {
 	unsigned int index;
 	struct xprt *xp;		/* TCP or SMB-Direct */
 	struct xprt *x;			/* SMB-Direct, or NULL for TCP */
+	bool rdma;			/* an SMB-Direct channel, even once closed */
 	bool bound;			/* carries the session's requests */
 	bool dead;			/* its transport failed */
 	bool reap;			/* dead; transport to close, chains to resend */
@@ -141,6 +143,7 @@ struct rdax_conn {
 	bool broken;			/* no channel left: every call fails */
 	int broken_err;			/* the failure that broke it */
 	struct list_head sendq;		/* chains waiting for credits */
+	struct list_head delayq;	/* chains to resend after a pause */
 	int ninflight;			/* chains in flight, all channels */
 	struct cli_txbuf *tb_free;
 	int tb_free_count;

@@ -279,7 +279,7 @@ int rdax_conn_info(const struct rdax_conn *c, struct rdax_conn_info *info)
 	info->channels = (uint8_t)cli_chans_alive(c);
 	info->channels_total = (uint8_t)c->nchan;
 	snprintf(info->transport, sizeof(info->transport), "%s",
-		 c->nchan && c->chans[0].x ? "smbdirect" : "tcp");
+		 c->nchan && c->chans[0].rdma ? "smbdirect" : "tcp");
 	return 0;
 }
 
@@ -297,7 +297,7 @@ int rdax_conn_channel_info(const struct rdax_conn *c, unsigned int index,
 	info->index = index;
 	info->alive = chan->bound && !chan->dead;
 	snprintf(info->transport, sizeof(info->transport), "%s",
-		 chan->x || (chan->dead && c->rdma_chan == chan) ? "smbdirect" : "tcp");
+		 chan->rdma ? "smbdirect" : "tcp");
 	snprintf(info->peer, sizeof(info->peer), "%s", chan->peer);
 	info->bytes_sent = chan->bytes_sent;
 	info->bytes_received = chan->bytes_received;
@@ -942,6 +942,7 @@ int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
 	c->cfg = *cfg;
 	c->epfd = -1;
 	list_init(&c->sendq);
+	list_init(&c->delayq);
 	c->port = port ? port : 445;
 	snprintf(c->host, sizeof(c->host), "%s", host);
 	crypto_random(c->client_guid, sizeof(c->client_guid));

@@ -144,9 +144,15 @@ void cli_chain_end(struct rdax_conn *c, struct cli_chain *ch, struct wcur *w)
 	ch->len = ch->off[ch->n - 1] + w->off;
 }
 
-/* STATUS_FILE_NOT_AVAILABLE: an older ChannelSequence, [MS-SMB2] 3.3.5.2.10 */
+/*
+ * STATUS_FILE_NOT_AVAILABLE: an older ChannelSequence, or a replay while
+ * the server still works on the original ([MS-SMB2] 3.3.5.2.10). Such a
+ * request goes again after 1, 2, 4 ... ms, at most 1 s apart, about 4 s
+ * in all.
+ */
 #define CLI_STATUS_FILE_NOT_AVAILABLE 0xC0000467u
-#define CLI_MAX_RESENDS 8
+#define CLI_MAX_RESENDS 12
+#define CLI_RESEND_MAX_MS 1000
 
 static bool need_sign(const struct rdax_conn *c, const struct cli_chain *ch)
 {
@@ -333,7 +339,7 @@ static int chain_transmit(struct rdax_conn *c, struct cli_chan *chan,
 	if (ch->preauth)
 		crypto_preauth_update(ch->preauth, iov, niov);
 	/* a resend needs the buffer as it was: kept while other channels live */
-	ch->keep = !ch->setup && !ch->rdma && cli_chans_alive(c) > 1;
+	ch->keep = !ch->setup && !ch->rdma && (ch->replay || cli_chans_alive(c) > 1);
 	memset(xb, 0, sizeof(*xb));
 	xb->release = tb_release;
 	xb->data = base;
@@ -480,7 +486,8 @@ static int send_queued(struct rdax_conn *c)
 
 int cli_check_credits(struct rdax_conn *c, uint32_t need)
 {
-	bool outstanding = c->ninflight || !list_empty(&c->sendq);
+	bool outstanding = c->ninflight || !list_empty(&c->sendq) ||
+			   !list_empty(&c->delayq);
 	struct cli_credits best = { .held = cli_credits_best(c) };
 
 	/* a dead connection is that, not a shortage of credits */
@@ -565,18 +572,58 @@ static void chain_requeue(struct rdax_conn *c, struct cli_chain *ch)
 
 /*
  * A single request refused for an older ChannelSequence (it was sent
- * before a channel failed, or its replay raced the original): it goes
- * again with the current one.
+ * before a channel failed), or a replay refused while the server still
+ * works on the original: it goes again, with the current ChannelSequence,
+ * after a pause that doubles each time.
  */
 static bool resend_stale(struct rdax_conn *c, struct cli_chain *ch,
 			 const struct smb2_hdr *h)
 {
+	uint64_t pause;
+
 	if (h->status != CLI_STATUS_FILE_NOT_AVAILABLE || ch->n != 1 || ch->setup ||
 	    !ch->tb || ch->resends >= CLI_MAX_RESENDS ||
 	    (ch->seq == c->channel_seq && !ch->replay))
 		return false;
+	pause = 1ull << (ch->resends < 10 ? ch->resends : 10);
 	chain_requeue(c, ch);
+	list_del(&ch->link);
+	ch->not_before = cli_now_ms() + (pause < CLI_RESEND_MAX_MS ? pause : CLI_RESEND_MAX_MS);
+	list_add_tail(&ch->link, &c->delayq);
 	return true;
+}
+
+/* Resends whose pause is over go to the front of the send queue. */
+static void delayed_due(struct rdax_conn *c)
+{
+	struct list_head *pos, *tmp;
+	uint64_t now = cli_now_ms();
+
+	list_for_each_safe(pos, tmp, &c->delayq) {
+		struct cli_chain *ch = list_entry(pos, struct cli_chain, link);
+
+		if (ch->not_before > now)
+			continue;
+		list_del(&ch->link);
+		list_add(&ch->link, &c->sendq);
+	}
+}
+
+/* ms until the first pause ends, or -1 when nothing waits */
+static int delayed_wait(const struct rdax_conn *c)
+{
+	const struct list_head *pos;
+	uint64_t now = cli_now_ms(), first = UINT64_MAX;
+
+	for (pos = c->delayq.next; pos != &c->delayq; pos = pos->next) {
+		const struct cli_chain *ch = list_entry(pos, struct cli_chain, link);
+
+		if (ch->not_before < first)
+			first = ch->not_before;
+	}
+	if (first == UINT64_MAX)
+		return -1;
+	return first > now ? (int)(first - now) : 0;
 }
 
 /* One message from the server: match its PDUs to chains by MessageId. */
@@ -671,6 +718,7 @@ static void fail_all(struct rdax_conn *c, int err)
 		fail_list(c, &c->chans[i].inflight, err);
 	}
 	fail_list(c, &c->sendq, err);
+	fail_list(c, &c->delayq, err);
 }
 
 /*
@@ -775,16 +823,26 @@ static void reap_dead(struct rdax_conn *c)
 int cli_progress(struct rdax_conn *c, int timeout_ms)
 {
 	struct epoll_event ev[8];
-	int i, n, ret;
+	int i, n, ret, pause;
+	bool short_wait = false;
 
 	if (c->broken)
 		return -ENOTCONN;
 	reap_dead(c);
+	pause = delayed_wait(c);
+	if (pause >= 0 && (timeout_ms < 0 || pause < timeout_ms)) {
+		timeout_ms = pause;
+		short_wait = true;
+	}
 	n = epoll_wait(c->epfd, ev, 8, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
+	if (short_wait) {
+		delayed_due(c);
+		send_queued(c);
+	}
 	if (n == 0)
-		return -ETIMEDOUT;
+		return short_wait && !c->broken ? 0 : c->broken ? c->broken_err : -ETIMEDOUT;
 	for (i = 0; i < n && !c->broken; i++) {
 		struct xprt_ev *e = ev[i].data.ptr;
 		struct cli_chan *chan = e->x->upper;
@@ -885,6 +943,7 @@ struct cli_chan *cli_chan_add(struct rdax_conn *c, struct xprt *x, const char *p
 	chan->index = c->nchan++;
 	chan->xp = x;
 	chan->x = x->rdma ? x : NULL;
+	chan->rdma = x->rdma;
 	list_init(&chan->inflight);
 	cli_credits_init(&chan->cr);
 	snprintf(chan->peer, sizeof(chan->peer), "%s", peer && *peer ? peer : x->peer);
@@ -913,6 +972,8 @@ int cli_engine_start(struct rdax_conn *c, struct xprt *x)
 
 	if (!c->sendq.next)
 		list_init(&c->sendq);
+	if (!c->delayq.next)
+		list_init(&c->delayq);
 	chan = cli_chan_add(c, x, NULL);
 	if (!chan)
 		return -ENOSPC;

@@ -444,8 +444,8 @@ static bool primary_addr(const struct rdax_conn *c, struct fsctl_netif *p)
 static bool mc_possible(struct rdax_conn *c)
 {
 	if (c->dialect < SMB2_DIALECT_300 || !(c->server_caps & SMB2_GLOBAL_CAP_MULTI_CHANNEL)) {
-		cli_log(c, "%s offers no multichannel (SMB %x.%x): one channel", c->host,
-			c->dialect >> 8, c->dialect & 0xff);
+		cli_log(c, "%s offers no multichannel (dialect 0x%04x): one channel", c->host,
+			c->dialect);
 		return false;
 	}
 	if (!c->have_key) {
@@ -477,7 +477,7 @@ void cli_mc_grow(struct rdax_conn *c)
 	/* a few spare picks for addresses that do not answer */
 	want = (c->cfg.channels - 1) * 4;
 	npick = cli_mc_plan(ifs, (unsigned int)n, have_primary ? &primary : NULL,
-			    c->chans[0].x != NULL,
+			    c->chans[0].rdma,
 			    c->cfg.transport == RDAX_TRANSPORT_RDMA || c->cfg.rdma_channels,
 			    picks, want < 4 * CLI_MAX_CHANNELS ? want : 4 * CLI_MAX_CHANNELS);
 	for (i = 0; i < npick && c->nchan < c->cfg.channels && !c->broken; i++) {
