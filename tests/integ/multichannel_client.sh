@@ -182,7 +182,8 @@ check_output "... and a third channel goes to $SA again" "channel 2: tcp $SA:$PO
 	cat "$T/three.out"
 check "... byte-identical" cmp "$T/src.bin" "$T/back.3"
 
-# ---- fio through the engine ----
+# ---- fio through the engine (its verify state files go in $T) ----
+cd "$T" || die "cd $T"
 fio_job() {
 	# NAME ARGS...: a write-then-verify job on two channels in the client's namespace
 	_n=$1
