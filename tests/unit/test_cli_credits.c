@@ -270,6 +270,8 @@ struct fake_req {
 	uint16_t charge;
 	uint16_t ask;
 	uint64_t mid;
+	uint32_t flags;
+	uint16_t seq;			/* ChannelSequence */
 };
 
 #define FAKE_MAX_REQ 1024
@@ -293,6 +295,9 @@ struct fake {
 	uint64_t top;			/* the next a grant opens */
 	uint8_t *file;
 	size_t file_len;
+	const uint8_t *key;		/* this channel's signing key: check and sign */
+	int bad_sig;			/* requests not signed with it */
+	bool fail;			/* the transport fails at its next event */
 };
 
 struct mbuf {
@@ -453,6 +458,22 @@ static void fake_answer(struct fake *s, struct mbuf *m, const uint8_t *pdu, size
 	mb_simple(s, m, h->command, h->message_id, STATUS_END_OF_FILE, r.credits, 0);
 }
 
+/* Sign every response PDU of m with the channel's key. */
+static void fake_sign(struct fake *s, struct mbuf *m)
+{
+	size_t off = 0, plen, next;
+
+	if (!s->key)
+		return;
+	do {
+		if (smb2_chain_pdu(m->p, m->len, off, &plen, &next))
+			return;
+		put_le32(m->p + off + 16, get_le32(m->p + off + 16) | SMB2_FLAGS_SIGNED);
+		smb2_sign_compute(SMB2_SIGN_AES_CMAC, s->key, m->p + off, plen, m->p + off + 48);
+		off = next;
+	} while (off);
+}
+
 static int fake_send(struct xprt *x, struct xbuf *b)
 {
 	struct fake *s = container_of(x, struct fake, x);
@@ -477,7 +498,11 @@ static int fake_send(struct xprt *x, struct xbuf *b)
 		}
 		if (s->nreq < FAKE_MAX_REQ)
 			s->req[s->nreq++] = (struct fake_req){ .cmd = h.command,
-				.charge = h.credit_charge, .ask = h.credits, .mid = h.message_id };
+				.charge = h.credit_charge, .ask = h.credits, .mid = h.message_id,
+				.flags = h.flags, .seq = (uint16_t)h.status };
+		if (s->key && (!(h.flags & SMB2_FLAGS_SIGNED) ||
+			       smb2_sign_verify(SMB2_SIGN_AES_CMAC, s->key, msg + off, plen)))
+			s->bad_sig++;
 		if (h.message_id != s->expect_mid) {
 			printf("  fake: MessageId %llu sent, %llu expected\n",
 			       (unsigned long long)h.message_id,
@@ -490,8 +515,10 @@ static int fake_send(struct xprt *x, struct xbuf *b)
 			fake_answer(s, &m, msg + off, plen, &h);
 		off = next;
 	} while (off);
-	if (m.any)
+	if (m.any) {
+		fake_sign(s, &m);
 		fake_queue(s, &m);
+	}
 	free(msg);
 	return 0;
 }
@@ -505,6 +532,8 @@ static int fake_handle_events(struct xprt *x, uint32_t events, int src)
 
 	if (read(s->efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		return -errno;
+	if (s->fail)
+		return -ECONNRESET;
 	/* answers to what the engine sends meanwhile join the queue */
 	while (!ret && (f = s->head)) {
 		s->head = f->next;
@@ -1233,6 +1262,138 @@ static void test_rw_no_credits(void)
 	conn_done(&c, s);
 }
 
+/* ---- channels ---- */
+
+/* another fake transport, bound to c as a channel with held credits */
+static struct fake *chan_new(struct rdax_conn *c, uint32_t held)
+{
+	struct fake *s = calloc(1, sizeof(*s));
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct cli_chan *chan;
+
+	if (!s)
+		exit(2);
+	s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->efd < 0)
+		exit(2);
+	s->x.ops = &fake_ops;
+	s->x.fd = s->efd;
+	s->x.epfd = -1;
+	s->ev.x = &s->x;
+	s->tail = &s->head;
+	s->grant = GRANT_ASKED;
+	fake_open(s, 0, held);
+	ev.data.ptr = &s->ev;
+	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, s->efd, &ev))
+		exit(2);
+	chan = cli_chan_add(c, &s->x, "fake2");
+	if (!chan)
+		exit(2);
+	chan->bound = true;
+	window(&chan->cr, 0, held);
+	return s;
+}
+
+static int run_until(struct rdax_conn *c, const struct tally *t, int n)
+{
+	uint64_t end = cli_now_ms() + 2000;
+	int i, done;
+
+	for (;;) {
+		for (i = 0, done = 0; i < n; i++)
+			done += t[i].done;
+		if (done == n || cli_now_ms() > end || c->broken)
+			return done;
+		cli_progress(c, 100);
+	}
+}
+
+static void test_channels_signed(void)
+{
+	static const uint8_t k0[16] = { 1, 2, 3 }, k1[16] = { 9, 8, 7 };
+	const uint16_t one[] = { 1 };
+	struct cli_chain ch[8];
+	struct tally t[8];
+	struct fake *s0, *s1;
+	struct rdax_conn *c;
+	int i, errs = 0;
+
+	t_section("two channels: chains spread, each signed with its channel's key");
+	c = conn_new(&s0, 0, 100);
+	s1 = chan_new(c, 100);
+	s0->reply = s1->reply = true;
+	c->have_key = c->signing = true;
+	c->sign_alg = SMB2_SIGN_AES_CMAC;
+	memcpy(c->chans[0].signing_key, k0, 16);
+	memcpy(c->chans[1].signing_key, k1, 16);
+	s0->key = k0;
+	s1->key = k1;
+	for (i = 0; i < 8; i++)
+		T_EQ(echo_submit(c, &ch[i], one, 1, &t[i]), 0);
+	T_EQ(run_until(c, t, 8), 8);
+	for (i = 0; i < 8; i++)
+		errs += t[i].err != 0;
+	T_EQ(errs, 0);
+	T_ASSERT(s0->nreq >= 3 && s1->nreq >= 3);
+	T_EQ(s0->nreq + s1->nreq, 8);
+	T_EQ(s0->bad_sig, 0);
+	T_EQ(s1->bad_sig, 0);
+	T_EQ(c->chans[1].requests, (uint64_t)s1->nreq);
+	T_EQ(s1->gaps, 0);
+	conn_done(&c, s0);
+}
+
+static void test_channels_failover(void)
+{
+	const uint16_t one[] = { 1 };
+	struct cli_chain ch[6];
+	struct tally t[6];
+	struct fake *s0, *s1;
+	struct rdax_conn *c;
+	int i, n1, replays = 0, errs = 0, seq1 = 0;
+	uint64_t one_ev = 1;
+
+	t_section("a channel fails: its chains go again on the other, REPLAY_OPERATION, ChannelSequence 1");
+	c = conn_new(&s0, 0, 100);
+	s1 = chan_new(c, 100);
+	s0->reply = true;		/* the second channel never answers */
+	for (i = 0; i < 6; i++)
+		T_EQ(echo_submit(c, &ch[i], one, 1, &t[i]), 0);
+	n1 = s1->nreq;
+	T_ASSERT(n1 >= 2);
+	for (i = 0; i < s0->nreq; i++)
+		T_EQ(s0->req[i].flags & SMB2_FLAGS_REPLAY_OPERATION, 0);
+	s1->fail = true;
+	if (write(s1->efd, &one_ev, sizeof(one_ev)) != sizeof(one_ev))
+		exit(2);
+	T_EQ(run_until(c, t, 6), 6);	/* s1 is freed with its channel's transport */
+	for (i = 0; i < 6; i++)
+		errs += t[i].err != 0;
+	T_EQ(errs, 0);
+	T_EQ(s0->nreq, 6);
+	for (i = 0; i < s0->nreq; i++) {
+		if (s0->req[i].flags & SMB2_FLAGS_REPLAY_OPERATION) {
+			replays++;
+			seq1 += s0->req[i].seq == 1;
+		}
+	}
+	T_EQ(replays, n1);
+	T_EQ(seq1, n1);
+	T_EQ(c->channel_seq, 1);
+	T_ASSERT(c->chans[1].dead && !c->broken);
+	T_EQ(c->chans[0].replays, (uint64_t)n1);
+	T_EQ(rdax_errmsg(c)[0], 0);
+
+	t_section("the last channel fails: the connection is broken");
+	s0->fail = true;
+	T_EQ(echo_submit(c, &ch[0], one, 1, &t[0]), 0);
+	T_EQ(run_until(c, t, 1), 1);
+	T_ASSERT(t[0].err < 0);
+	T_ASSERT(c->broken);
+	T_EQ(cli_check_credits(c, 1), -ENOTCONN);
+	conn_done(&c, s0);
+}
+
 int main(void)
 {
 	test_init();
@@ -1260,5 +1421,7 @@ int main(void)
 	test_rw();
 	test_rw_stingy();
 	test_rw_no_credits();
+	test_channels_signed();
+	test_channels_failover();
 	return t_done();
 }
