@@ -68,6 +68,28 @@ RDAX_API int rdax_cfg_set_dialects(struct rdax_cfg *cfg, uint16_t min, uint16_t 
 RDAX_API int rdax_cfg_set_timeout(struct rdax_cfg *cfg, int ms);
 /* SMB-Direct: I/O of at least this many bytes moves by RDMA (default 4096). */
 RDAX_API int rdax_cfg_set_rdma_threshold(struct rdax_cfg *cfg, uint32_t bytes);
+/*
+ * SMB3 multichannel: up to n channels (1..16; 1, the default, is one
+ * connection). With n > 1 and a 3.x server that offers multichannel,
+ * rdax_connect binds more connections to the session, to the addresses
+ * the server lists (FSCTL_QUERY_NETWORK_INTERFACE_INFO), on the port of
+ * the first. Fewer than n is not an error; what was skipped goes to the
+ * log callback. I/O spreads over the channels; requests of a channel
+ * that fails go again on another.
+ */
+RDAX_API int rdax_cfg_set_channels(struct rdax_cfg *cfg, unsigned int n);
+/*
+ * Let a TCP session add SMB-Direct channels on the server's RDMA-capable
+ * interfaces (they are tried first). With the RDMA transport they are
+ * tried first anyway.
+ */
+RDAX_API int rdax_cfg_set_rdma_channels(struct rdax_cfg *cfg, bool on);
+/*
+ * Notices that are no call's failure (a channel skipped or lost), one
+ * line each without a newline, from the thread using the connection.
+ */
+RDAX_API int rdax_cfg_set_log(struct rdax_cfg *cfg,
+			      void (*fn)(void *arg, const char *msg), void *arg);
 
 /* ---- connection and session ---- */
 
@@ -98,12 +120,33 @@ struct rdax_conn_info {
 	bool signing;
 	bool encryption;
 	bool guest;
+	/* in what was padding: the struct keeps its size and layout */
+	uint8_t channels;		/* channels alive */
+	uint8_t channels_total;		/* channels set up, alive or failed */
 	uint32_t max_read;
 	uint32_t max_write;
 	char transport[16];
 };
 
 RDAX_API int rdax_conn_info(const struct rdax_conn *c, struct rdax_conn_info *info);
+
+struct rdax_channel_info {
+	uint32_t index;
+	bool alive;			/* bound and its transport up */
+	char transport[16];		/* "tcp" or "smbdirect" */
+	char peer[64];			/* "address:port" */
+	uint64_t bytes_sent;		/* transport bytes */
+	uint64_t bytes_received;
+	uint64_t requests;		/* SMB2 PDUs sent on it */
+	uint64_t replays;		/* of them, resent from a failed channel */
+	uint32_t credits;		/* SMB2 credits held */
+	char error[96];			/* why it failed ("" while alive) */
+	uint64_t reserved[8];		/* zero */
+};
+
+/* Channel index (0 .. channels_total - 1; 0 is the first). -ENOENT past the end. */
+RDAX_API int rdax_conn_channel_info(const struct rdax_conn *c, unsigned int index,
+				    struct rdax_channel_info *info);
 
 struct rdax_stats {
 	uint64_t round_trips;		/* request sends that waited for replies */

@@ -30,6 +30,8 @@ struct opts {
 	unsigned int copy_flags;	/* RDAX_COPY_* for cp */
 	unsigned long count;		/* bench: operations of each kind */
 	bool json;			/* bench: one JSON document on stdout */
+	unsigned int channels;		/* SMB3 multichannel: channels wanted */
+	bool rdma_channels;		/* a TCP session may add SMB-Direct channels */
 };
 
 struct session {
@@ -43,10 +45,17 @@ struct session {
 
 static const char *prog = "rdax";
 
+/* librdax's notices (channels skipped or lost): not errors, but said */
+static void lib_notice(void *arg, const char *msg)
+{
+	(void)arg;
+	fprintf(stderr, "%s: %s\n", prog, msg);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: rdax [--transport tcp|rdma] [--user U --password-file F | --guest]\n"
+"usage: rdax [--transport tcp|rdma] [--channels N] [--user U --password-file F | --guest]\n"
 "            CMD smb://HOST[:PORT]/SHARE/PATH ...\n"
 "\n"
 "commands:\n"
@@ -75,7 +84,9 @@ static void usage(FILE *f)
 "      --sign               require signing\n"
 "      --encrypt            require encryption\n"
 "      --max-protocol P     highest dialect: SMB2_10 SMB3_00 SMB3_02 SMB3_11\n"
-"      --stats              print throughput and round trips\n"
+"      --channels N         SMB3 multichannel: up to N channels (1-16, default 1)\n"
+"      --rdma-channels      with --channels: add SMB-Direct channels to a TCP session\n"
+"      --stats              print throughput, round trips and the channels\n"
 "      --server-copy        cp: fail rather than copy through the client\n"
 "      --client-copy        cp: read and write through the client\n"
 "      --count N            bench: operations of each kind (default 100)\n"
@@ -168,6 +179,9 @@ static int session_open(struct session *s, const struct opts *o, const char *url
 	if (ret)
 		return fail(NULL, ret, url);
 	rdax_cfg_set_transport(cfg, o->transport);
+	rdax_cfg_set_channels(cfg, o->channels ? o->channels : 1);
+	rdax_cfg_set_rdma_channels(cfg, o->rdma_channels);
+	rdax_cfg_set_log(cfg, lib_notice, NULL);
 	rdax_cfg_set_signing(cfg, o->sign);
 	rdax_cfg_set_encryption(cfg, o->encrypt);
 	if (o->max_dialect)
@@ -239,6 +253,23 @@ static const char *dialect_name(uint16_t d)
 	}
 }
 
+/* one line per channel: transport, peer, bytes, requests */
+static void print_channels(struct rdax_conn *c)
+{
+	struct rdax_channel_info ch;
+	unsigned int i;
+
+	for (i = 0; rdax_conn_channel_info(c, i, &ch) == 0; i++) {
+		fprintf(stderr, "channel %u: %s %s, %s, %llu bytes sent, %llu received, "
+			"%llu requests (%llu resent)%s%s\n", ch.index, ch.transport, ch.peer,
+			ch.alive ? "alive" : "failed",
+			(unsigned long long)ch.bytes_sent,
+			(unsigned long long)ch.bytes_received,
+			(unsigned long long)ch.requests, (unsigned long long)ch.replays,
+			ch.error[0] ? ": " : "", ch.error);
+	}
+}
+
 static void session_close(struct session *s, const struct opts *o,
 			  uint64_t bytes)
 {
@@ -270,6 +301,7 @@ static void session_close(struct session *s, const struct opts *o,
 				(unsigned long long)st.mr_cache_hits,
 				(unsigned long long)st.mr_cache_misses);
 		fputc('\n', stderr);
+		print_channels(s->conn);
 	}
 	rdax_tree_disconnect(&s->tree);
 	rdax_disconnect(&s->conn);
@@ -596,6 +628,7 @@ static void cp_stats(const struct opts *o, struct session *s, const char *label)
 		"server-side copy",
 		(unsigned long long)st.bytes_sent,
 		(unsigned long long)st.bytes_received);
+	print_channels(s->conn);
 }
 
 /* Between shares or servers: stream through this client. */
@@ -1065,6 +1098,8 @@ enum {
 	OPT_CLIENT_COPY,
 	OPT_COUNT,
 	OPT_JSON,
+	OPT_CHANNELS,
+	OPT_RDMA_CHANNELS,
 };
 
 /* args: room for argc words */
@@ -1085,6 +1120,8 @@ static int run(int argc, char **argv, char **args)
 		{ "client-copy", no_argument, NULL, OPT_CLIENT_COPY },
 		{ "count", required_argument, NULL, OPT_COUNT },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "channels", required_argument, NULL, OPT_CHANNELS },
+		{ "rdma-channels", no_argument, NULL, OPT_RDMA_CHANNELS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1164,6 +1201,16 @@ static int run(int argc, char **argv, char **args)
 			break;
 		case OPT_JSON:
 			o.json = true;
+			break;
+		case OPT_CHANNELS:
+			errno = 0;
+			o.channels = (unsigned int)strtoul(optarg, &end, 10);
+			if (errno || *end || !*optarg || optarg[0] == '-' || !o.channels ||
+			    o.channels > 16)
+				return usage_err("--channels wants a number from 1 to 16", optarg);
+			break;
+		case OPT_RDMA_CHANNELS:
+			o.rdma_channels = true;
 			break;
 		case 'q':
 			o.quiet = true;

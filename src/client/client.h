@@ -15,6 +15,7 @@
 #include "util/list.h"
 
 #define CLI_MAX_CHAIN 8
+#define CLI_MAX_CHANNELS 16
 #define CLI_TF_ROOM 64			/* room before tx data for a transform */
 
 struct rdax_cfg {
@@ -31,6 +32,10 @@ struct rdax_cfg {
 	int timeout_ms;
 	uint32_t rdma_threshold;	/* smaller I/O goes inline */
 	size_t mr_cache_bytes;
+	unsigned int channels;		/* channels wanted, 1..CLI_MAX_CHANNELS */
+	bool rdma_channels;		/* a TCP session may add SMB-Direct channels */
+	void (*log)(void *arg, const char *msg);
+	void *log_arg;
 };
 
 struct cli_rsp {
@@ -66,6 +71,21 @@ struct cli_chain {
 	uint8_t *preauth;
 	/* sign even if the session does not require it */
 	bool sign;
+	/*
+	 * Channel setup (NEGOTIATE, binding SESSION_SETUP): only on pin,
+	 * never encrypted nor resent, signed with sign_key if set; the
+	 * caller checks the responses' signatures.
+	 */
+	bool setup;
+	const uint8_t *sign_key;
+	struct cli_chan *pin;		/* only this channel may carry it */
+	struct cli_chan *chan;		/* the channel it is in flight on */
+	bool replay;			/* resent after its channel failed */
+	bool keep;			/* tb kept for a resend */
+	bool rdma;			/* carries RDMA descriptors of c->x */
+	uint8_t resends;
+	uint16_t seq;			/* ChannelSequence it was sent with */
+	uint64_t not_before;		/* delayq: when it may go again (ms) */
 	/* async completion; NULL for synchronous chains */
 	void (*on_pdu)(struct cli_chain *ch, int i, const uint8_t *pdu, size_t len);
 	void (*on_done)(struct cli_chain *ch);
@@ -85,15 +105,46 @@ struct rdax_buf {
 	struct ibv_mr *mr;
 };
 
+/*
+ * One channel of the session ([MS-SMB2] 3.2.1.8): a transport
+ * connection with its own credit window and signing key. Channel 0 is
+ * the connection the session was set up on; the others are bound to it.
+ */
+struct cli_chan {
+	struct rdax_conn *c;
+	unsigned int index;
+	struct xprt *xp;		/* TCP or SMB-Direct */
+	struct xprt *x;			/* SMB-Direct, or NULL for TCP */
+	bool rdma;			/* an SMB-Direct channel, even once closed */
+	bool bound;			/* carries the session's requests */
+	bool dead;			/* its transport failed */
+	bool reap;			/* dead; transport to close, chains to resend */
+	struct list_head inflight;
+	int ninflight;
+	struct cli_credits cr;
+	uint8_t signing_key[16];	/* Channel.SigningKey */
+	uint8_t preauth[64];		/* 3.1.1: this connection's preauth hash */
+	char peer[64];
+	char error[96];			/* why it failed */
+	uint64_t bytes_sent, bytes_received, requests, replays;
+};
+
 struct rdax_conn {
 	struct rdax_cfg cfg;
 	int epfd;			/* the connection's event loop */
-	struct xprt *xp;		/* the transport: TCP or SMB-Direct */
-	struct xprt *x;			/* SMB-Direct, or NULL for TCP */
-	bool broken;			/* transport failed: every call fails */
+	struct cli_chan chans[CLI_MAX_CHANNELS];
+	unsigned int nchan;		/* channels set up (live or dead) */
+	unsigned int rr;		/* where the channel choice starts */
+	bool dispatching;		/* inside a transport's event handler */
+	uint16_t channel_seq;		/* Session.ChannelSequence */
+	/* SMB-Direct transport whose protection domain holds the MRs */
+	struct xprt *x;
+	struct cli_chan *rdma_chan;	/* its channel */
+	bool broken;			/* no channel left: every call fails */
+	int broken_err;			/* the failure that broke it */
 	struct list_head sendq;		/* chains waiting for credits */
-	struct list_head inflight;
-	int ninflight;
+	struct list_head delayq;	/* chains to resend after a pause */
+	int ninflight;			/* chains in flight, all channels */
 	struct cli_txbuf *tb_free;
 	int tb_free_count;
 	uint8_t *sync_rsp;		/* responses of the synchronous chain */
@@ -110,12 +161,12 @@ struct rdax_conn {
 	uint16_t sign_alg;
 	uint16_t server_secmode;
 	uint32_t server_caps;
+	uint8_t server_guid[16];
 	uint32_t max_read;
 	uint32_t max_write;
 	uint32_t max_trans;
 	uint8_t client_guid[16];
-	uint8_t preauth[64];
-	struct cli_credits cr;		/* SMB2 credit window */
+	uint32_t client_caps;		/* what NEGOTIATE offered */
 	uint64_t session_id;
 	struct smb3_keys keys;
 	bool have_key;
@@ -175,7 +226,18 @@ uint64_t cli_now_ms(void);
 /* set up and tear down the engine around a connected transport */
 int cli_engine_start(struct rdax_conn *c, struct xprt *x);
 void cli_engine_stop(struct rdax_conn *c);
+/* a new channel on transport x, not yet bound; NULL when all are taken */
+struct cli_chan *cli_chan_add(struct rdax_conn *c, struct xprt *x, const char *peer);
+/* close a channel that never got bound (binding failed) */
+void cli_chan_drop(struct rdax_conn *c, struct cli_chan *chan);
+unsigned int cli_chans_alive(const struct rdax_conn *c);
+/* credits held on live channels: the most on one, and the sum */
+uint32_t cli_credits_best(const struct rdax_conn *c);
+uint32_t cli_credits_total(const struct rdax_conn *c);
 int cli_check_credits(struct rdax_conn *c, uint32_t need);
+/* a notice for the application's log callback (channels skipped, lost) */
+void cli_log(struct rdax_conn *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* drop a chain that was built but will not be submitted */
 void cli_chain_abort(struct rdax_conn *c, struct cli_chain *ch);
 /* fail every chain in flight or queued (the connection is unusable) */
@@ -198,6 +260,41 @@ int cli_rdma_prepare(struct rdax_conn *c, void *buf, size_t len, bool server_wri
 void cli_rdma_finish(struct rdax_conn *c, struct cli_rdma *r);
 /* Largest READ/WRITE the credits, the server and the transport allow. */
 uint32_t cli_io_chunk(struct rdax_conn *c, bool write, size_t want);
+
+/*
+ * Multichannel (mc.c): after the session is set up, bind up to
+ * cfg.channels - 1 more channels. Never fails the connection: what
+ * cannot be had is logged and the session goes on with fewer.
+ */
+void cli_mc_grow(struct rdax_conn *c);
+
+/* A channel to try: interface list entry and transport. */
+struct cli_mc_pick {
+	unsigned int iface;		/* index in the interface list */
+	bool rdma;
+};
+
+struct fsctl_netif;
+/*
+ * Pure: the order in which to try up to want channels over the n
+ * interfaces the server listed. With rdma, RDMA_CAPABLE interfaces come
+ * first as SMB-Direct channels, then every interface over TCP; without,
+ * TCP only; faster links first in each; the connection the first one
+ * already is (primary's family and address over its transport; primary
+ * may be NULL) after all others. When want exceeds the candidates, the
+ * list is walked again (more connections per interface). Returns the
+ * picks made.
+ */
+unsigned int cli_mc_plan(const struct fsctl_netif *ifs, unsigned int n,
+			 const struct fsctl_netif *primary, bool primary_rdma,
+			 bool rdma, struct cli_mc_pick *out, unsigned int want);
+/*
+ * Channel.SigningKey of a binding ([MS-SMB2] 3.2.5.3.1): from the session
+ * key of the binding's own authentication and, for 3.1.1, the preauth
+ * hash of the new channel.
+ */
+int cli_channel_signing_key(uint16_t dialect, const uint8_t session_key[16],
+			    const uint8_t *preauth, uint8_t key[16]);
 
 /* UTF-8 path "a/b" to UTF-16LE "a\b"; returns bytes or -errno */
 int cli_path16(const char *path, uint8_t *out, size_t cap);
@@ -226,6 +323,16 @@ int cli_add_set_info(struct rdax_tree *t, struct cli_chain *ch,
 int cli_add_query_info(struct rdax_tree *t, struct cli_chain *ch,
 		       const struct smb2_fid *fid, uint8_t type, uint8_t cls,
 		       uint32_t out_len);
+
+/* transports and the NEGOTIATE request (conn.c), for the channels too */
+int cli_tcp_open(struct rdax_conn *c, const char *host, unsigned int port,
+		 int timeout_ms, struct xprt **out);
+int cli_rdma_open(struct rdax_conn *c, const char *host, unsigned int port,
+		  int timeout_ms, struct xprt **out);
+int cli_rdma_adopt(struct rdax_conn *c, struct cli_chan *chan);
+/* deregister the session's RDMA memory (before its transport goes) */
+void cli_rdma_teardown(struct rdax_conn *c);
+void cli_negotiate_req(const struct rdax_conn *c, struct smb2_negotiate_req *r);
 
 /* rdax_pread/rdax_pwrite and rdax_ftruncate inside other calls */
 ssize_t cli_rw(struct rdax_file *f, bool write, void *buf, size_t len, uint64_t off);

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +37,7 @@ int rdax_cfg_new(struct rdax_cfg **out)
 	cfg->timeout_ms = 60000;
 	cfg->rdma_threshold = 4096;
 	cfg->mr_cache_bytes = 1ull << 30;
+	cfg->channels = 1;
 	*out = cfg;
 	return 0;
 }
@@ -166,6 +170,28 @@ int rdax_cfg_set_rdma_threshold(struct rdax_cfg *cfg, uint32_t bytes)
 	return 0;
 }
 
+int rdax_cfg_set_channels(struct rdax_cfg *cfg, unsigned int n)
+{
+	if (n < 1 || n > CLI_MAX_CHANNELS)
+		return -EINVAL;
+	cfg->channels = n;
+	return 0;
+}
+
+int rdax_cfg_set_rdma_channels(struct rdax_cfg *cfg, bool on)
+{
+	cfg->rdma_channels = on;
+	return 0;
+}
+
+int rdax_cfg_set_log(struct rdax_cfg *cfg, void (*fn)(void *arg, const char *msg),
+		     void *arg)
+{
+	cfg->log = fn;
+	cfg->log_arg = arg;
+	return 0;
+}
+
 /* ---- errors ---- */
 
 /* Where rdax_connect leaves its error, for rdax_errmsg(NULL). */
@@ -250,8 +276,35 @@ int rdax_conn_info(const struct rdax_conn *c, struct rdax_conn_info *info)
 	info->guest = c->guest;
 	info->max_read = c->max_read;
 	info->max_write = c->max_write;
+	info->channels = (uint8_t)cli_chans_alive(c);
+	info->channels_total = (uint8_t)c->nchan;
 	snprintf(info->transport, sizeof(info->transport), "%s",
-		 c->x ? "smbdirect" : "tcp");
+		 c->nchan && c->chans[0].rdma ? "smbdirect" : "tcp");
+	return 0;
+}
+
+int rdax_conn_channel_info(const struct rdax_conn *c, unsigned int index,
+			   struct rdax_channel_info *info)
+{
+	const struct cli_chan *chan;
+
+	if (!c || !info)
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	if (index >= c->nchan)
+		return -ENOENT;
+	chan = &c->chans[index];
+	info->index = index;
+	info->alive = chan->bound && !chan->dead;
+	snprintf(info->transport, sizeof(info->transport), "%s",
+		 chan->rdma ? "smbdirect" : "tcp");
+	snprintf(info->peer, sizeof(info->peer), "%s", chan->peer);
+	info->bytes_sent = chan->bytes_sent;
+	info->bytes_received = chan->bytes_received;
+	info->requests = chan->requests;
+	info->replays = chan->replays;
+	info->credits = info->alive ? chan->cr.held : 0;
+	snprintf(info->error, sizeof(info->error), "%s", chan->error);
 	return 0;
 }
 
@@ -261,7 +314,7 @@ int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st)
 	struct smbd_info si;
 
 	*st = c->stats;
-	st->credits = c->cr.held;
+	st->credits = cli_credits_total(c);
 	st->rdma_bytes = c->rdma_bytes;
 	st->inline_bytes = c->inline_bytes;
 	if (c->mrc) {
@@ -278,7 +331,15 @@ int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st)
 
 void rdax_conn_stats_reset(struct rdax_conn *c)
 {
+	unsigned int i;
+
 	memset(&c->stats, 0, sizeof(c->stats));
+	for (i = 0; i < c->nchan; i++) {
+		c->chans[i].bytes_sent = 0;
+		c->chans[i].bytes_received = 0;
+		c->chans[i].requests = 0;
+		c->chans[i].replays = 0;
+	}
 	c->rdma_bytes = 0;
 	c->inline_bytes = 0;
 	if (c->mrc)
@@ -316,68 +377,137 @@ int cli_path16(const char *path, uint8_t *out, size_t cap)
 #define CLI_MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | \
 		       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND)
 
-static int cli_tcp_connect(struct rdax_conn *c)
+/*
+ * With more than one channel a link that stops answering must fail its
+ * channel soon (its requests go again on another), not after TCP's
+ * retransmissions give up: data left unacknowledged this long aborts the
+ * connection, and so do keepalive probes left unanswered, which start
+ * after a second without data from the server (requests sent, answers
+ * lost: nothing of ours is unacknowledged then).
+ */
+#define CLI_MC_USER_TIMEOUT_MS 5000
+#define CLI_MC_KEEPIDLE_S 1
+#define CLI_MC_KEEPINTVL_S 1
+
+static void mc_socket_opts(const struct rdax_conn *c, int fd)
+{
+	unsigned int uto = CLI_MC_USER_TIMEOUT_MS;
+	int on = 1, idle = CLI_MC_KEEPIDLE_S, intvl = CLI_MC_KEEPINTVL_S;
+
+	if (c->cfg.timeout_ms > 0 && (unsigned int)c->cfg.timeout_ms < uto)
+		uto = (unsigned int)c->cfg.timeout_ms;
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof(uto));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+}
+
+int cli_tcp_open(struct rdax_conn *c, const char *host, unsigned int port,
+		 int timeout_ms, struct xprt **out)
 {
 	const char *why = NULL;
 	struct xprt *x;
 	int fd, ret;
 
-	fd = tcp_connect(c->host, c->port, c->cfg.timeout_ms, &why);
+	fd = tcp_connect(host, port, timeout_ms, &why);
 	if (fd < 0 && why)
-		return cli_err(c, fd, "cannot resolve host %s: %s", c->host, why);
+		return cli_err(c, fd, "cannot resolve host %s: %s", host, why);
 	if (fd < 0)
-		return cli_err(c, fd, "connect to %s:%u: %s", c->host, c->port,
-			       strerror(-fd));
+		return cli_err(c, fd, "connect to %s:%u: %s", host, port, strerror(-fd));
+	if (c->cfg.channels > 1)
+		mc_socket_opts(c, fd);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	ret = tcp_xprt_new(fd, c->epfd, &x);
 	if (ret) {
 		close(fd);
-		return cli_err(c, ret, "connect to %s:%u: %s", c->host, c->port,
-			       strerror(-ret));
+		return cli_err(c, ret, "connect to %s:%u: %s", host, port, strerror(-ret));
 	}
 	x->max_msg = CLI_MAX_MSG;
+	*out = x;
+	return 0;
+}
+
+static int cli_tcp_connect(struct rdax_conn *c)
+{
+	struct xprt *x;
+	int ret;
+
+	ret = cli_tcp_open(c, c->host, c->port, c->cfg.timeout_ms, &x);
+	if (ret)
+		return ret;
 	return cli_engine_start(c, x);
 }
 
-static int cli_rdma_connect(struct rdax_conn *c)
+int cli_rdma_open(struct rdax_conn *c, const char *host, unsigned int port,
+		  int timeout_ms, struct xprt **out)
 {
 	struct smbd_params prm;
-	struct smbd_info info;
+	struct xprt *x;
 	int ret;
 
 	smbd_params_default(&prm);
-	ret = smbd_connect(c->host, c->port, &prm, c->cfg.timeout_ms, &c->x);
+	ret = smbd_connect(host, port, &prm, timeout_ms, &x);
 	if (ret == -ENXIO || ret == -EAGAIN) {
 		const char *why = NULL;
 
-		if (xprt_resolve_check(c->host, c->port, &why) && why)
-			return cli_err(c, ret, "cannot resolve host %s: %s", c->host, why);
+		if (xprt_resolve_check(host, port, &why) && why)
+			return cli_err(c, ret, "cannot resolve host %s: %s", host, why);
 	}
 	if (ret)
-		return cli_err(c, ret, "SMB-Direct connect to rdma://%s:%u: %s", c->host,
-			       c->port, ret == -ENODEV || ret == -EHOSTUNREACH ?
+		return cli_err(c, ret, "SMB-Direct connect to rdma://%s:%u: %s", host,
+			       port, ret == -ENODEV || ret == -EHOSTUNREACH ?
 			       "no RDMA route to the server" : strerror(-ret));
-	ret = smbd_attach(c->x, c->epfd);
+	ret = smbd_attach(x, c->epfd);
 	if (ret) {
-		smbd_client_destroy(c->x);
-		c->x = NULL;
+		smbd_client_destroy(x);
 		return cli_err(c, ret, "SMB-Direct event loop: %s", strerror(-ret));
 	}
-	cli_engine_start(c, c->x);
+	*out = x;
+	return 0;
+}
+
+/*
+ * The first SMB-Direct channel's protection domain holds the session's
+ * registrations (MR cache, rdax_buf_reg, memory windows): RDMA I/O goes
+ * on that channel.
+ */
+int cli_rdma_adopt(struct rdax_conn *c, struct cli_chan *chan)
+{
+	struct smbd_info info;
+	int ret;
+
+	ret = mr_cache_new(smbd_pd(chan->x), c->cfg.mr_cache_bytes, CLI_MR_ACCESS, &c->mrc);
+	if (ret)
+		return cli_err(c, ret, "MR cache: %s", strerror(-ret));
+	c->x = chan->x;
+	c->rdma_chan = chan;
 	smbd_get_info(c->x, &info);
 	c->rdma_max = info.max_read_write;
 	/* an inline READ/WRITE and its headers fit one fragmented message */
 	c->inline_max = (info.max_fragmented_send < info.max_fragmented_recv ?
 			 info.max_fragmented_send : info.max_fragmented_recv) - 1024;
-	ret = mr_cache_new(smbd_pd(c->x), c->cfg.mr_cache_bytes, CLI_MR_ACCESS, &c->mrc);
-	if (ret)
-		return cli_err(c, ret, "MR cache: %s", strerror(-ret));
 	/* type 2 windows let the server invalidate exactly one I/O's access */
 	c->use_mw = smbd_mw_supported(c->x);
 	return 0;
 }
 
-static void cli_rdma_teardown(struct rdax_conn *c)
+static int cli_rdma_connect(struct rdax_conn *c)
+{
+	struct xprt *x;
+	int ret;
+
+	ret = cli_rdma_open(c, c->host, c->port, c->cfg.timeout_ms, &x);
+	if (ret)
+		return ret;
+	ret = cli_engine_start(c, x);
+	if (ret) {
+		x->ops->destroy(x);
+		return cli_err(c, ret, "SMB-Direct channel: %s", strerror(-ret));
+	}
+	return cli_rdma_adopt(c, &c->chans[0]);
+}
+
+void cli_rdma_teardown(struct rdax_conn *c)
 {
 	struct rdax_buf *b;
 
@@ -419,7 +549,8 @@ static void mw_put(struct rdax_conn *c, struct ibv_mw *mw)
 
 uint32_t cli_io_chunk(struct rdax_conn *c, bool write, size_t want)
 {
-	uint64_t by_credits = cli_credits_io_max(&c->cr);
+	struct cli_credits best = { .held = cli_credits_best(c) };
+	uint64_t by_credits = cli_credits_io_max(&best);
 	uint64_t n = want, max = write ? c->max_write : c->max_read;
 
 	if (n > max)
@@ -446,7 +577,8 @@ int cli_rdma_prepare(struct rdax_conn *c, void *buf, size_t len, bool server_wri
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	if (!c->x || c->signing || c->encrypt || len < c->cfg.rdma_threshold)
+	if (!c->x || c->rdma_chan->dead || c->signing || c->encrypt ||
+	    len < c->cfg.rdma_threshold)
 		return 0;
 	for (b = c->bufs; b; b = b->next)
 		if ((uint8_t *)buf >= b->addr && (uint8_t *)buf + len <= b->addr + b->len)
@@ -495,9 +627,11 @@ void cli_rdma_finish(struct rdax_conn *c, struct cli_rdma *r)
 {
 	if (r->mw) {
 		/* a window must be invalid before it is bound again */
-		if (c->x && !c->broken && !smbd_was_invalidated(c->x, r->mw->rkey))
+		bool gone = c->broken || c->rdma_chan->dead;
+
+		if (!gone && !smbd_was_invalidated(c->x, r->mw->rkey))
 			smbd_mw_invalidate(c->x, r->mw->rkey);
-		if (c->broken)
+		if (gone)
 			ibv_dealloc_mw(r->mw);
 		else
 			mw_put(c, r->mw);
@@ -564,41 +698,52 @@ void rdax_mem_forget(struct rdax_conn *c, void *addr, size_t len)
 
 /* ---- NEGOTIATE and SESSION_SETUP ---- */
 
-static int negotiate(struct rdax_conn *c, uint8_t *hint, size_t *hint_len)
+void cli_negotiate_req(const struct rdax_conn *c, struct smb2_negotiate_req *r)
 {
 	static const uint16_t all[] = { SMB2_DIALECT_210, SMB2_DIALECT_300,
 					SMB2_DIALECT_302, SMB2_DIALECT_311 };
-	struct smb2_negotiate_req r = { 0 };
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	r->security_mode = SMB2_NEGOTIATE_SIGNING_ENABLED |
+			   (c->cfg.sign_required ? SMB2_NEGOTIATE_SIGNING_REQUIRED : 0);
+	r->capabilities = SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_ENCRYPTION;
+	if (c->cfg.channels > 1)
+		r->capabilities |= SMB2_GLOBAL_CAP_MULTI_CHANNEL;
+	memcpy(r->client_guid, c->client_guid, 16);
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (all[i] >= c->cfg.min_dialect && all[i] <= c->cfg.max_dialect)
+			r->dialects[r->ndialects++] = all[i];
+	crypto_random(r->ctx.salt, 32);
+	r->ctx.ciphers[r->ctx.ncipher++] = SMB2_CIPHER_AES128_GCM;
+	r->ctx.ciphers[r->ctx.ncipher++] = SMB2_CIPHER_AES128_CCM;
+	r->ctx.ciphers[r->ctx.ncipher++] = SMB2_CIPHER_AES256_GCM;
+	r->ctx.ciphers[r->ctx.ncipher++] = SMB2_CIPHER_AES256_CCM;
+	r->ctx.signs[r->ctx.nsign++] = SMB2_SIGNING_AES_GMAC;
+	r->ctx.signs[r->ctx.nsign++] = SMB2_SIGNING_AES_CMAC;
+}
+
+static int negotiate(struct rdax_conn *c, uint8_t *hint, size_t *hint_len)
+{
+	struct smb2_negotiate_req r;
 	struct smb2_negotiate_rsp rsp;
+	uint8_t *preauth = c->chans[0].preauth;
 	struct cli_chain ch;
 	struct iovec iov;
 	struct wcur w;
 	size_t i;
 	int ret;
 
-	r.security_mode = SMB2_NEGOTIATE_SIGNING_ENABLED |
-			  (c->cfg.sign_required ? SMB2_NEGOTIATE_SIGNING_REQUIRED : 0);
-	r.capabilities = SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_ENCRYPTION;
-	memcpy(r.client_guid, c->client_guid, 16);
-	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (all[i] >= c->cfg.min_dialect && all[i] <= c->cfg.max_dialect)
-			r.dialects[r.ndialects++] = all[i];
-	crypto_random(r.ctx.salt, 32);
-	r.ctx.ciphers[r.ctx.ncipher++] = SMB2_CIPHER_AES128_GCM;
-	r.ctx.ciphers[r.ctx.ncipher++] = SMB2_CIPHER_AES128_CCM;
-	r.ctx.ciphers[r.ctx.ncipher++] = SMB2_CIPHER_AES256_GCM;
-	r.ctx.ciphers[r.ctx.ncipher++] = SMB2_CIPHER_AES256_CCM;
-	r.ctx.signs[r.ctx.nsign++] = SMB2_SIGNING_AES_GMAC;
-	r.ctx.signs[r.ctx.nsign++] = SMB2_SIGNING_AES_CMAC;
-
+	cli_negotiate_req(c, &r);
+	c->client_caps = r.capabilities;
 	cli_chain_init(c, &ch);
 	ret = cli_chain_add(c, &ch, SMB2_NEGOTIATE, 0, false, 0, 512, &w);
 	if (ret)
 		return ret;
 	smb2_negotiate_req_encode(&w, &r);
 	cli_chain_end(c, &ch, &w);
-	memset(c->preauth, 0, sizeof(c->preauth));
-	ch.preauth = c->preauth;
+	memset(preauth, 0, 64);
+	ch.preauth = preauth;
 	ret = cli_chain_run(c, &ch);
 	if (ret)
 		return ret;
@@ -615,6 +760,7 @@ static int negotiate(struct rdax_conn *c, uint8_t *hint, size_t *hint_len)
 	c->dialect = rsp.dialect;
 	c->server_secmode = rsp.security_mode;
 	c->server_caps = rsp.capabilities;
+	memcpy(c->server_guid, rsp.server_guid, 16);
 	c->max_read = rsp.max_read < SMB2_MAX_IO_SIZE ? rsp.max_read : SMB2_MAX_IO_SIZE;
 	c->max_write = rsp.max_write < SMB2_MAX_IO_SIZE ? rsp.max_write : SMB2_MAX_IO_SIZE;
 	c->max_trans = rsp.max_transact;
@@ -625,7 +771,7 @@ static int negotiate(struct rdax_conn *c, uint8_t *hint, size_t *hint_len)
 		c->sign_alg = rsp.sign_ctx ? rsp.signing : SMB2_SIGN_AES_CMAC;
 		iov.iov_base = (void *)ch.rsp[0].pdu;
 		iov.iov_len = ch.rsp[0].len;
-		crypto_preauth_update(c->preauth, &iov, 1);
+		crypto_preauth_update(preauth, &iov, 1);
 	} else if (c->dialect >= SMB2_DIALECT_300) {
 		c->cipher = rsp.capabilities & SMB2_GLOBAL_CAP_ENCRYPTION ?
 			    SMB2_CIPHER_AES128_CCM : 0;
@@ -663,7 +809,7 @@ static int session_setup(struct rdax_conn *c, const uint8_t *hint, size_t hint_l
 	if (ret)
 		return cli_err(c, ret, "authentication setup failed");
 	memcpy(in, hint, hint_len);
-	memcpy(preauth, c->preauth, sizeof(preauth));
+	memcpy(preauth, c->chans[0].preauth, sizeof(preauth));
 	for (;;) {
 		step = auth_client_step(auth, in_len ? in : NULL, in_len, out,
 					sizeof(out), &out_len);
@@ -732,6 +878,7 @@ static int session_setup(struct rdax_conn *c, const uint8_t *hint, size_t hint_l
 			goto out_free;
 		}
 		c->have_key = true;
+		memcpy(c->chans[0].signing_key, c->keys.signing, 16);
 		c->signing = c->cfg.sign_required ||
 			     (c->server_secmode & SMB2_NEGOTIATE_SIGNING_REQUIRED);
 		/* the final response of an authenticated 3.1.1 session is signed */
@@ -795,9 +942,8 @@ int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
 	c->cfg = *cfg;
 	c->epfd = -1;
 	list_init(&c->sendq);
-	list_init(&c->inflight);
+	list_init(&c->delayq);
 	c->port = port ? port : 445;
-	cli_credits_init(&c->cr);
 	snprintf(c->host, sizeof(c->host), "%s", host);
 	crypto_random(c->client_guid, sizeof(c->client_guid));
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -820,6 +966,7 @@ int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
 	ret = session_setup(c, hint, hint_len);
 	if (ret)
 		goto out_fail;
+	cli_mc_grow(c);
 	*out = c;
 	return 0;
 out_fail:
@@ -839,7 +986,7 @@ void rdax_disconnect(struct rdax_conn **cp)
 
 	if (!c)
 		return;
-	if (c->xp && !c->broken && c->session_id) {
+	if (!c->broken && cli_chans_alive(c) && c->session_id) {
 		cli_chain_init(c, &ch);
 		if (!cli_chain_add(c, &ch, SMB2_LOGOFF, 0, false, 0, 8, &w)) {
 			smb2_simple_encode(&w);
@@ -850,6 +997,7 @@ void rdax_disconnect(struct rdax_conn **cp)
 	cli_rdma_teardown(c);
 	cli_engine_stop(c);
 	explicit_bzero(&c->keys, sizeof(c->keys));
+	explicit_bzero(c->chans, sizeof(c->chans));
 	explicit_bzero(&c->cfg, sizeof(c->cfg));
 	free(c);
 	*cp = NULL;

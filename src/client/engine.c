@@ -27,6 +27,7 @@ struct cli_txbuf {
 	struct rdax_conn *c;
 	uint8_t *mem;
 	size_t cap;			/* payload bytes after the headroom */
+	int refs;			/* the chain's and the transport's */
 	struct cli_txbuf *next_free;
 };
 
@@ -38,6 +39,9 @@ static uint8_t *tb_base(struct cli_txbuf *tb)
 static void tb_put(struct cli_txbuf *tb)
 {
 	struct rdax_conn *c = tb->c;
+
+	if (--tb->refs > 0)
+		return;
 
 	if (!c || c->tb_free_count >= TB_POOL_MAX || tb->cap > (1u << 20)) {
 		free(tb->mem);
@@ -91,6 +95,7 @@ static struct cli_txbuf *tb_get(struct rdax_conn *c)
 	}
 	memset(&tb->xb, 0, sizeof(tb->xb));
 	tb->xb.release = tb_release;
+	tb->refs = 1;
 	return tb;
 }
 
@@ -139,14 +144,84 @@ void cli_chain_end(struct rdax_conn *c, struct cli_chain *ch, struct wcur *w)
 	ch->len = ch->off[ch->n - 1] + w->off;
 }
 
+/*
+ * STATUS_FILE_NOT_AVAILABLE: an older ChannelSequence, or a replay while
+ * the server still works on the original ([MS-SMB2] 3.3.5.2.10). Such a
+ * request goes again after 1, 2, 4 ... ms, at most 1 s apart, about 4 s
+ * in all.
+ */
+#define CLI_STATUS_FILE_NOT_AVAILABLE 0xC0000467u
+#define CLI_MAX_RESENDS 12
+#define CLI_RESEND_MAX_MS 1000
+
 static bool need_sign(const struct rdax_conn *c, const struct cli_chain *ch)
 {
+	if (ch->setup)
+		return ch->sign_key != NULL;
 	return c->have_key && (c->signing || ch->sign) && !c->encrypt;
 }
 
 static uint32_t chain_charge(const struct cli_chain *ch)
 {
 	return cli_credits_chain_charge(ch->charge, ch->n);
+}
+
+void cli_log(struct rdax_conn *c, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!c->cfg.log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->cfg.log(c->cfg.log_arg, msg);
+}
+
+/* as much of src as fits (a message cut short is still a message) */
+static void text_copy(char *dst, size_t n, const char *src)
+{
+	size_t l = strnlen(src, n - 1);
+
+	memcpy(dst, src, l);
+	dst[l] = 0;
+}
+
+static bool chan_usable(const struct cli_chan *chan)
+{
+	return chan->bound && !chan->dead;
+}
+
+unsigned int cli_chans_alive(const struct rdax_conn *c)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < c->nchan; i++)
+		n += chan_usable(&c->chans[i]);
+	return n;
+}
+
+uint32_t cli_credits_best(const struct rdax_conn *c)
+{
+	uint32_t best = 0;
+	unsigned int i;
+
+	for (i = 0; i < c->nchan; i++)
+		if (chan_usable(&c->chans[i]) && c->chans[i].cr.held > best)
+			best = c->chans[i].cr.held;
+	return best;
+}
+
+uint32_t cli_credits_total(const struct rdax_conn *c)
+{
+	uint32_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < c->nchan; i++)
+		if (chan_usable(&c->chans[i]))
+			sum += c->chans[i].cr.held;
+	return sum;
 }
 
 /* Complete a chain: take it off the lists and tell its owner. */
@@ -156,8 +231,12 @@ static void chain_finish(struct rdax_conn *c, struct cli_chain *ch, int err)
 		return;
 	if (!list_empty(&ch->link)) {
 		list_del(&ch->link);
-		c->ninflight--;
+		if (ch->chan) {
+			ch->chan->ninflight--;
+			c->ninflight--;
+		}
 	}
+	ch->chan = NULL;
 	if (err && !ch->err)
 		ch->err = err;
 	ch->done = true;
@@ -169,21 +248,47 @@ static void chain_finish(struct rdax_conn *c, struct cli_chain *ch, int err)
 		ch->on_done(ch);
 }
 
+/* A resend keeps the plaintext: encrypt into a buffer of its own. */
+static int encrypt_copy(struct rdax_conn *c, struct iovec *iov, struct xbuf **out)
+{
+	struct cli_txbuf *eb = tb_get(c);
+	int ret;
+
+	if (!eb)
+		return -ENOMEM;
+	ret = tb_reserve(eb, iov->iov_len);
+	if (!ret)
+		ret = smb2_encrypt(c->cipher, c->keys.c2s, c->session_id, iov, 1,
+				   tb_base(eb) - SMB2_TRANSFORM_SIZE);
+	if (ret < 0) {
+		tb_put(eb);
+		return ret;
+	}
+	eb->xb.data = tb_base(eb) - SMB2_TRANSFORM_SIZE;
+	eb->xb.len = (size_t)ret;
+	*out = &eb->xb;
+	return 0;
+}
+
 /*
- * Headers (ch->mid[] and ask[] taken from the credit window), signing,
- * preauth and encryption, then hand to the transport. *fatal is set when
- * the transport failed (the connection is unusable); other errors
- * concern this chain only.
+ * Headers (ch->mid[] and ask[] taken from the channel's credit window,
+ * ChannelSequence, the replay flag), signing with the channel's key,
+ * preauth and encryption, then hand to the channel's transport. *fatal
+ * is set when the transport failed (the channel is unusable); other
+ * errors concern this chain only.
  */
-static int chain_transmit(struct rdax_conn *c, struct cli_chain *ch,
-			  const uint16_t *ask, bool *fatal)
+static int chain_transmit(struct rdax_conn *c, struct cli_chan *chan,
+			  struct cli_chain *ch, const uint16_t *ask, bool *fatal)
 {
 	struct cli_txbuf *tb = ch->tb;
 	uint8_t *base = tb_base(tb);
+	const uint8_t *key;
+	struct xbuf *xb = &tb->xb;
 	struct iovec iov[2];
 	size_t end, len;
 	int i, ret, niov = 1;
 
+	ch->seq = c->channel_seq;
 	for (i = 0; i < ch->n; i++) {
 		uint8_t *p = base + ch->off[i];
 
@@ -191,12 +296,17 @@ static int chain_transmit(struct rdax_conn *c, struct cli_chain *ch,
 		put_le16(p + 14, ask[i]);
 		if (c->dialect <= SMB2_DIALECT_202)
 			put_le16(p + 6, 0);
+		if (c->dialect >= SMB2_DIALECT_300 && !ch->setup) {
+			put_le16(p + 8, ch->seq);
+			if (ch->replay)
+				put_le32(p + 16, get_le32(p + 16) | SMB2_FLAGS_REPLAY_OPERATION);
+		}
 		end = i + 1 < ch->n ? ch->off[i + 1] : ch->len;
 		put_le32(p + 20, i + 1 < ch->n ? (uint32_t)(end - ch->off[i]) : 0);
 		ch->rsp[i].done = false;
 	}
 	/* signing, encryption and SMB-Direct fragments want one buffer */
-	if (ch->tail_len && (need_sign(c, ch) || c->encrypt)) {
+	if (ch->tail_len && (need_sign(c, ch) || (c->encrypt && !ch->setup))) {
 		ret = tb_reserve(tb, ch->len + ch->tail_len);
 		if (ret)
 			return ret;
@@ -208,13 +318,13 @@ static int chain_transmit(struct rdax_conn *c, struct cli_chain *ch,
 	}
 	len = ch->len;
 	if (need_sign(c, ch)) {
+		key = ch->setup ? ch->sign_key : chan->signing_key;
 		for (i = 0; i < ch->n; i++) {
 			uint8_t *p = base + ch->off[i];
 
 			end = i + 1 < ch->n ? ch->off[i + 1] : ch->len;
 			put_le32(p + 16, get_le32(p + 16) | SMB2_FLAGS_SIGNED);
-			ret = smb2_sign_compute(c->sign_alg, c->keys.signing, p,
-						end - ch->off[i], p + 48);
+			ret = smb2_sign_compute(c->sign_alg, key, p, end - ch->off[i], p + 48);
 			if (ret)
 				return cli_err(c, ret, "signing failed");
 		}
@@ -228,26 +338,45 @@ static int chain_transmit(struct rdax_conn *c, struct cli_chain *ch,
 	}
 	if (ch->preauth)
 		crypto_preauth_update(ch->preauth, iov, niov);
-	tb->xb.data = base;
-	tb->xb.len = len;
-	tb->xb.tail = ch->tail;
-	tb->xb.tail_len = ch->tail_len;
-	if (c->encrypt && c->have_key) {
-		ret = smb2_encrypt(c->cipher, c->keys.c2s, c->session_id, iov, 1,
-				   base - SMB2_TRANSFORM_SIZE);
+	/* a resend needs the buffer as it was: kept while other channels live */
+	ch->keep = !ch->setup && !ch->rdma && (ch->replay || cli_chans_alive(c) > 1);
+	memset(xb, 0, sizeof(*xb));
+	xb->release = tb_release;
+	xb->data = base;
+	xb->len = len;
+	xb->tail = ch->tail;
+	xb->tail_len = ch->tail_len;
+	if (c->encrypt && c->have_key && !ch->setup) {
+		if (ch->keep) {
+			ret = encrypt_copy(c, iov, &xb);
+		} else {
+			ret = smb2_encrypt(c->cipher, c->keys.c2s, c->session_id, iov, 1,
+					   base - SMB2_TRANSFORM_SIZE);
+			if (ret >= 0) {
+				xb->data = base - SMB2_TRANSFORM_SIZE;
+				xb->len = (size_t)ret;
+				ret = 0;
+			}
+		}
 		if (ret < 0)
 			return cli_err(c, ret, "encryption failed");
-		tb->xb.data = base - SMB2_TRANSFORM_SIZE;
-		tb->xb.len = (size_t)ret;
 	}
 	c->stats.requests += (uint64_t)ch->n;
-	c->stats.bytes_sent += tb->xb.len + tb->xb.tail_len;
-	/* the transport owns the buffer now */
-	ch->tb = NULL;
-	ret = c->xp->ops->send(c->xp, &tb->xb);
+	c->stats.bytes_sent += xb->len + xb->tail_len;
+	chan->requests += (uint64_t)ch->n;
+	chan->bytes_sent += xb->len + xb->tail_len;
+	if (ch->replay)
+		chan->replays += (uint64_t)ch->n;
+	if (xb == &tb->xb) {
+		if (ch->keep)
+			tb->refs++;	/* the transport's reference */
+		else
+			ch->tb = NULL;	/* the transport owns the buffer now */
+	}
+	ret = chan->xp->ops->send(chan->xp, xb);
 	if (ret) {
 		*fatal = true;
-		return cli_err(c, ret, "send to %s: %s", c->host,
+		return cli_err(c, ret, "send to %s: %s", chan->peer,
 			       ret == -EPIPE || ret == -ECONNRESET ?
 			       "connection closed by server" : strerror(-ret));
 	}
@@ -255,63 +384,122 @@ static int chain_transmit(struct rdax_conn *c, struct cli_chain *ch,
 }
 
 static void fail_all(struct rdax_conn *c, int err);
+static void chan_fail(struct rdax_conn *c, struct cli_chan *chan, int err);
 
 static int credits_err(struct rdax_conn *c, uint32_t need)
 {
 	return cli_err(c, -EAGAIN, "not enough SMB credits (%u held, %u needed)",
-		       c->cr.held, need);
+		       cli_credits_best(c), need);
+}
+
+/* Channels a chain may go on. */
+static bool chan_may_carry(const struct rdax_conn *c, const struct cli_chan *chan,
+			   const struct cli_chain *ch)
+{
+	if (ch->pin)
+		return chan == ch->pin && !chan->dead;
+	if (ch->rdma)
+		return chan == c->rdma_chan && chan_usable(chan);
+	return chan_usable(chan);
 }
 
 /*
- * Send queued chains in order while the credits cover them. A chain that
- * cannot be sent completes with its error (once, through chain_finish),
- * as does one the credits do not cover with nothing in flight to bring
- * more; a transport failure fails every chain and breaks the connection,
- * and is returned.
+ * The channel to send ch on now: of those that may carry it and whose
+ * credits cover it, the one with the fewest chains in flight (ties go
+ * round robin). NULL with *waiting set when one of them has responses
+ * to come.
+ */
+static struct cli_chan *pick_chan(struct rdax_conn *c, const struct cli_chain *ch,
+				  bool *waiting)
+{
+	uint32_t need = chain_charge(ch);
+	struct cli_chan *best = NULL;
+	unsigned int i;
+
+	*waiting = false;
+	for (i = 0; i < c->nchan; i++) {
+		struct cli_chan *chan = &c->chans[(c->rr + i) % c->nchan];
+
+		if (!chan_may_carry(c, chan, ch))
+			continue;
+		if (chan->ninflight)
+			*waiting = true;
+		if (chan->cr.held >= need && (!best || chan->ninflight < best->ninflight))
+			best = chan;
+	}
+	if (best)
+		c->rr = (best->index + 1) % c->nchan;
+	return best;
+}
+
+/*
+ * Send queued chains in order while some channel's credits cover them.
+ * A chain that cannot be sent completes with its error (once, through
+ * chain_finish), as does one no channel covers with nothing in flight to
+ * bring more. A transport failure fails that channel (its chains move to
+ * the others, or everything fails when it was the last); returns
+ * -ENOTCONN once no channel is left.
  */
 static int send_queued(struct rdax_conn *c)
 {
 	uint16_t ask[CLI_MAX_CHAIN];
 	struct cli_chain *ch;
-	bool fatal;
+	struct cli_chan *chan;
+	bool fatal, waiting;
 	int ret;
 
-	while (!list_empty(&c->sendq)) {
+	while (!list_empty(&c->sendq) && !c->broken) {
 		ch = list_entry(c->sendq.next, struct cli_chain, link);
-		if (cli_credits_take(&c->cr, ch->charge, ch->n, ch->mid, ask)) {
-			if (c->ninflight)
+		chan = pick_chan(c, ch, &waiting);
+		if (!chan) {
+			if (waiting)
 				return 0;	/* responses bring credits */
 			list_del(&ch->link);
-			chain_finish(c, ch, credits_err(c, chain_charge(ch)));
+			chain_finish(c, ch, ch->pin || ch->rdma ?
+				     cli_err(c, -ENOTCONN, "its channel to %s is gone",
+					     ch->pin ? ch->pin->peer : c->rdma_chan ?
+					     c->rdma_chan->peer : c->host) :
+				     credits_err(c, chain_charge(ch)));
 			continue;
 		}
+		cli_credits_take(&chan->cr, ch->charge, ch->n, ch->mid, ask);
 		list_del(&ch->link);
-		list_add_tail(&ch->link, &c->inflight);
+		list_add_tail(&ch->link, &chan->inflight);
+		ch->chan = chan;
+		chan->ninflight++;
 		c->ninflight++;
 		ch->pending = ch->n;
 		fatal = false;
-		ret = chain_transmit(c, ch, ask, &fatal);
+		ret = chain_transmit(c, chan, ch, ask, &fatal);
 		if (!ret)
 			continue;
 		if (fatal) {
-			fail_all(c, ret);
-			return ret;
+			chan_fail(c, chan, ret);
+			continue;
 		}
 		/* it never reached the wire: no MessageId may be skipped */
-		cli_credits_return(&c->cr, ch->charge, ch->n, ch->mid);
+		cli_credits_return(&chan->cr, ch->charge, ch->n, ch->mid);
 		chain_finish(c, ch, ret);
 	}
-	return 0;
+	return c->broken ? -ENOTCONN : 0;
 }
 
 int cli_check_credits(struct rdax_conn *c, uint32_t need)
 {
-	bool outstanding = c->ninflight || !list_empty(&c->sendq);
+	bool outstanding = c->ninflight || !list_empty(&c->sendq) ||
+			   !list_empty(&c->delayq);
+	struct cli_credits best = { .held = cli_credits_best(c) };
 
-	if (!cli_credits_check(&c->cr, need, outstanding))
+	/* a dead connection is that, not a shortage of credits */
+	if (c->broken)
+		return cli_err(c, -ENOTCONN, "connection to %s is broken", c->host);
+
+	if (!cli_credits_check(&best, need, outstanding))
 		return 0;
 	return credits_err(c, need);
 }
+
+static void reap_dead(struct rdax_conn *c);
 
 int cli_chain_submit(struct rdax_conn *c, struct cli_chain *ch)
 {
@@ -322,15 +510,17 @@ int cli_chain_submit(struct rdax_conn *c, struct cli_chain *ch)
 	list_add_tail(&ch->link, &c->sendq);
 	/* from here on the chain's outcome is its completion, reported once */
 	send_queued(c);
+	if (!c->dispatching)
+		reap_dead(c);
 	return 0;
 }
 
-static struct cli_chain *find_chain(struct rdax_conn *c, uint64_t mid, int *idx)
+static struct cli_chain *find_chain(struct cli_chan *chan, uint64_t mid, int *idx)
 {
 	struct list_head *pos, *tmp;
 	int i;
 
-	list_for_each_safe(pos, tmp, &c->inflight) {
+	list_for_each_safe(pos, tmp, &chan->inflight) {
 		struct cli_chain *ch = list_entry(pos, struct cli_chain, link);
 
 		for (i = 0; i < ch->n; i++) {
@@ -366,10 +556,81 @@ static int keep_response(struct rdax_conn *c, struct cli_chain *ch, int i,
 	return 0;
 }
 
+/* Back to the front of the send queue, to go again on a live channel. */
+static void chain_requeue(struct rdax_conn *c, struct cli_chain *ch)
+{
+	list_del(&ch->link);
+	if (ch->chan) {
+		ch->chan->ninflight--;
+		c->ninflight--;
+	}
+	ch->chan = NULL;
+	ch->replay = true;
+	ch->resends++;
+	list_add(&ch->link, &c->sendq);
+}
+
+/*
+ * A single request refused for an older ChannelSequence (it was sent
+ * before a channel failed), or a replay refused while the server still
+ * works on the original: it goes again, with the current ChannelSequence,
+ * after a pause that doubles each time.
+ */
+static bool resend_stale(struct rdax_conn *c, struct cli_chain *ch,
+			 const struct smb2_hdr *h)
+{
+	uint64_t pause;
+
+	if (h->status != CLI_STATUS_FILE_NOT_AVAILABLE || ch->n != 1 || ch->setup ||
+	    !ch->tb || ch->resends >= CLI_MAX_RESENDS ||
+	    (ch->seq == c->channel_seq && !ch->replay))
+		return false;
+	pause = 1ull << (ch->resends < 10 ? ch->resends : 10);
+	chain_requeue(c, ch);
+	list_del(&ch->link);
+	ch->not_before = cli_now_ms() + (pause < CLI_RESEND_MAX_MS ? pause : CLI_RESEND_MAX_MS);
+	list_add_tail(&ch->link, &c->delayq);
+	return true;
+}
+
+/* Resends whose pause is over go to the front of the send queue. */
+static void delayed_due(struct rdax_conn *c)
+{
+	struct list_head *pos, *tmp;
+	uint64_t now = cli_now_ms();
+
+	list_for_each_safe(pos, tmp, &c->delayq) {
+		struct cli_chain *ch = list_entry(pos, struct cli_chain, link);
+
+		if (ch->not_before > now)
+			continue;
+		list_del(&ch->link);
+		list_add(&ch->link, &c->sendq);
+	}
+}
+
+/* ms until the first pause ends, or -1 when nothing waits */
+static int delayed_wait(const struct rdax_conn *c)
+{
+	const struct list_head *pos;
+	uint64_t now = cli_now_ms(), first = UINT64_MAX;
+
+	for (pos = c->delayq.next; pos != &c->delayq; pos = pos->next) {
+		const struct cli_chain *ch = list_entry(pos, struct cli_chain, link);
+
+		if (ch->not_before < first)
+			first = ch->not_before;
+	}
+	if (first == UINT64_MAX)
+		return -1;
+	return first > now ? (int)(first - now) : 0;
+}
+
 /* One message from the server: match its PDUs to chains by MessageId. */
 static int on_msg(void *arg, uint8_t *msg, size_t len)
 {
-	struct rdax_conn *c = arg;
+	struct cli_chan *chan = arg;
+	struct rdax_conn *c = chan->c;
 	size_t off = 0, plen, next;
 	struct cli_chain *ch;
 	struct smb2_hdr h;
@@ -379,38 +640,45 @@ static int on_msg(void *arg, uint8_t *msg, size_t len)
 	int i, ret;
 
 	c->stats.bytes_received += len;
+	chan->bytes_received += len;
 	if (len >= 4 && get_le32(msg) == SMB2_TRANSFORM_ID) {
 		if (!c->have_key || smb2_transform_session_id(msg, len, &sid) ||
 		    sid != c->session_id)
-			return cli_err(c, -EPROTO, "unexpected encrypted message from %s", c->host);
+			return cli_err(c, -EPROTO, "unexpected encrypted message from %s",
+				       chan->peer);
 		n = smb2_decrypt(c->cipher, c->keys.s2c, msg, len, msg + SMB2_TRANSFORM_SIZE);
 		if (n < 0)
-			return cli_err(c, -EBADMSG, "response from %s failed to decrypt", c->host);
+			return cli_err(c, -EBADMSG, "response from %s failed to decrypt",
+				       chan->peer);
 		msg += SMB2_TRANSFORM_SIZE;
 		len = (size_t)n;
 		enc = true;
-	} else if (c->encrypt && c->have_key) {
+	} else if (c->encrypt && c->have_key && chan->bound) {
 		return cli_err(c, -EPROTO, "unencrypted response from %s on an encrypted session",
-			       c->host);
+			       chan->peer);
 	}
 	do {
 		if (smb2_chain_pdu(msg, len, off, &plen, &next) ||
 		    smb2_hdr_decode(msg + off, plen, &h) ||
 		    !(h.flags & SMB2_FLAGS_SERVER_TO_REDIR))
-			return cli_err(c, -EPROTO, "malformed response from %s", c->host);
-		cli_credits_grant(&c->cr, h.credits);
-		ch = find_chain(c, h.message_id, &i);
+			return cli_err(c, -EPROTO, "malformed response from %s", chan->peer);
+		cli_credits_grant(&chan->cr, h.credits);
+		ch = find_chain(chan, h.message_id, &i);
 		if (!ch)
 			goto next;	/* not ours (an oplock break, a late reply) */
 		if (h.status == STATUS_PENDING && h.flags & SMB2_FLAGS_ASYNC_COMMAND)
 			goto next;	/* interim: the final response follows */
-		if (!enc && c->have_key && h.flags & SMB2_FLAGS_SIGNED &&
-		    smb2_sign_verify(c->sign_alg, c->keys.signing, msg + off, plen))
+		/* channel setup checks its own signatures */
+		if (!enc && !ch->setup && c->have_key && h.flags & SMB2_FLAGS_SIGNED &&
+		    smb2_sign_verify(c->sign_alg, chan->signing_key, msg + off, plen))
 			return cli_err(c, -EBADMSG, "bad signature on %s response from %s",
-				       smb2_cmd_name(h.command), c->host);
-		if (!enc && c->signing && c->have_key && !(h.flags & SMB2_FLAGS_SIGNED))
+				       smb2_cmd_name(h.command), chan->peer);
+		if (!enc && !ch->setup && c->signing && c->have_key &&
+		    !(h.flags & SMB2_FLAGS_SIGNED))
 			return cli_err(c, -EBADMSG, "unsigned %s response from %s on a signed session",
-				       smb2_cmd_name(h.command), c->host);
+				       smb2_cmd_name(h.command), chan->peer);
+		if (resend_stale(c, ch, &h))
+			goto next;
 		ch->rsp[i].hdr = h;
 		ch->rsp[i].status = h.status;
 		ch->rsp[i].done = true;
@@ -428,50 +696,174 @@ static int on_msg(void *arg, uint8_t *msg, size_t len)
 next:
 		off = next;
 	} while (off);
-	return send_queued(c);
+	send_queued(c);
+	return 0;
+}
+
+static void fail_list(struct rdax_conn *c, struct list_head *l, int err)
+{
+	while (!list_empty(l))
+		chain_finish(c, list_entry(l->next, struct cli_chain, link), err);
 }
 
 static void fail_all(struct rdax_conn *c, int err)
 {
-	struct cli_chain *ch;
+	unsigned int i;
 
+	if (!c->broken)
+		c->broken_err = err;
 	c->broken = true;
-	while (!list_empty(&c->inflight)) {
-		ch = list_entry(c->inflight.next, struct cli_chain, link);
-		chain_finish(c, ch, err);
+	for (i = 0; i < c->nchan; i++) {
+		c->chans[i].dead = true;
+		fail_list(c, &c->chans[i].inflight, err);
 	}
-	while (!list_empty(&c->sendq)) {
-		ch = list_entry(c->sendq.next, struct cli_chain, link);
-		list_del(&ch->link);
-		chain_finish(c, ch, err);
+	fail_list(c, &c->sendq, err);
+	fail_list(c, &c->delayq, err);
+}
+
+/*
+ * A channel's transport failed. With another bound channel alive its
+ * chains go again there once the transport is closed (reap_dead), and
+ * the requests sent from now on carry the next ChannelSequence
+ * ([MS-SMB2] 3.2.4.1.1 / 3.2.7.1); without one the connection is broken.
+ * A channel still being bound fails only its own setup.
+ */
+static void chan_fail(struct rdax_conn *c, struct cli_chan *chan, int err)
+{
+	if (chan->dead)
+		return;
+	chan->dead = true;
+	text_copy(chan->error, sizeof(chan->error), c->errmsg[0] ? c->errmsg : strerror(-err));
+	if (!chan->bound) {
+		fail_list(c, &chan->inflight, err);
+		chan->reap = true;
+		return;
 	}
+	if (!cli_chans_alive(c)) {
+		fail_all(c, err);
+		return;
+	}
+	/* the connection lives on: this is no error of the current call */
+	c->errmsg[0] = 0;
+	if (c->dialect >= SMB2_DIALECT_300)
+		c->channel_seq++;
+	chan->reap = true;
+	cli_log(c, "channel %u to %s failed (%s); %d request%s go again on the other channel%s",
+		chan->index, chan->peer, chan->error, chan->ninflight,
+		chan->ninflight == 1 ? "" : "s", cli_chans_alive(c) == 1 ? "" : "s");
+}
+
+/*
+ * Close the transports of failed channels (outside their event
+ * handlers, so no event in hand points into freed memory), then resend
+ * their chains: only then does no transport hold those buffers.
+ */
+/*
+ * The channel whose protection domain holds the registrations failed:
+ * the I/O that names that memory fails (it cannot go elsewhere), the
+ * memory is deregistered and its transport closed; later I/O goes inline.
+ */
+static void rdma_owner_gone(struct rdax_conn *c, struct cli_chan *chan)
+{
+	struct list_head *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &c->sendq) {
+		struct cli_chain *ch = list_entry(pos, struct cli_chain, link);
+
+		if (ch->rdma)
+			chain_finish(c, ch, -ENOTCONN);
+	}
+	list_for_each_safe(pos, tmp, &chan->inflight) {
+		struct cli_chain *ch = list_entry(pos, struct cli_chain, link);
+
+		if (ch->rdma)
+			chain_finish(c, ch, -ENOTCONN);
+	}
+	cli_rdma_teardown(c);
+	c->x->ops->destroy(c->x);
+	c->x = NULL;
+	chan->xp = NULL;
+	chan->x = NULL;
+}
+
+static void reap_dead(struct rdax_conn *c)
+{
+	struct cli_chain *ch;
+	unsigned int i;
+	bool any = false;
+
+	for (i = 0; i < c->nchan; i++) {
+		struct cli_chan *chan = &c->chans[i];
+
+		if (!chan->reap)
+			continue;
+		chan->reap = false;
+		if (chan->xp && chan->xp == c->x && !c->broken)
+			rdma_owner_gone(c, chan);
+		if (chan->xp && chan->xp != c->x) {
+			chan->xp->ops->destroy(chan->xp);
+			chan->xp = NULL;
+			chan->x = NULL;
+		}
+		while (!list_empty(&chan->inflight)) {
+			ch = list_entry(chan->inflight.prev, struct cli_chain, link);
+			if (c->broken || ch->setup || ch->rdma || !ch->tb) {
+				chain_finish(c, ch, -ENOTCONN);
+				continue;
+			}
+			/* from the back, so the front of sendq keeps their order */
+			chain_requeue(c, ch);
+		}
+		any = true;
+	}
+	if (any && !c->broken)
+		send_queued(c);
 }
 
 int cli_progress(struct rdax_conn *c, int timeout_ms)
 {
 	struct epoll_event ev[8];
-	int i, n, ret;
+	int i, n, ret, pause;
+	bool short_wait = false;
 
 	if (c->broken)
 		return -ENOTCONN;
+	reap_dead(c);
+	pause = delayed_wait(c);
+	if (pause >= 0 && (timeout_ms < 0 || pause < timeout_ms)) {
+		timeout_ms = pause;
+		short_wait = true;
+	}
 	n = epoll_wait(c->epfd, ev, 8, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
+	if (short_wait) {
+		delayed_due(c);
+		send_queued(c);
+	}
 	if (n == 0)
-		return -ETIMEDOUT;
-	for (i = 0; i < n; i++) {
+		return short_wait && !c->broken ? 0 : c->broken ? c->broken_err : -ETIMEDOUT;
+	for (i = 0; i < n && !c->broken; i++) {
 		struct xprt_ev *e = ev[i].data.ptr;
+		struct cli_chan *chan = e->x->upper;
 
+		if (chan->dead)
+			continue;
+		c->dispatching = true;
 		ret = e->x->ops->handle_events(e->x, ev[i].events, e->src);
+		c->dispatching = false;
 		if (ret < 0) {
 			if (!c->errmsg[0] || ret == -ECONNRESET)
-				cli_err(c, ret, "%s: %s", c->host,
+				cli_err(c, ret, "%s: %s", chan->peer,
 					ret == -ECONNRESET ? "connection closed by server" :
 					strerror(-ret));
-			fail_all(c, ret);
-			return ret;
+			chan_fail(c, chan, ret);
 		}
 	}
+	if (!c->broken)
+		reap_dead(c);
+	if (c->broken)
+		return c->broken_err ? c->broken_err : -ENOTCONN;
 	return 0;
 }
 
@@ -502,7 +894,10 @@ int cli_chain_run(struct rdax_conn *c, struct cli_chain *ch)
 		if (c->cfg.timeout_ms >= 0 && left <= 0) {
 			cli_err(c, -ETIMEDOUT, "%s did not answer within %d ms", c->host,
 				c->cfg.timeout_ms);
-			fail_all(c, -ETIMEDOUT);
+			if (ch->setup && ch->pin)
+				chan_fail(c, ch->pin, -ETIMEDOUT);
+			else
+				fail_all(c, -ETIMEDOUT);
 			break;
 		}
 		ret = cli_progress(c, c->cfg.timeout_ms < 0 ? 1000 : left);
@@ -536,24 +931,76 @@ void cli_engine_stop_inflight(struct rdax_conn *c, int err)
 	fail_all(c, err);
 }
 
+struct cli_chan *cli_chan_add(struct rdax_conn *c, struct xprt *x, const char *peer)
+{
+	struct cli_chan *chan;
+
+	if (c->nchan >= CLI_MAX_CHANNELS)
+		return NULL;
+	chan = &c->chans[c->nchan];
+	memset(chan, 0, sizeof(*chan));
+	chan->c = c;
+	chan->index = c->nchan++;
+	chan->xp = x;
+	chan->x = x->rdma ? x : NULL;
+	chan->rdma = x->rdma;
+	list_init(&chan->inflight);
+	cli_credits_init(&chan->cr);
+	snprintf(chan->peer, sizeof(chan->peer), "%s", peer && *peer ? peer : x->peer);
+	x->upper = chan;
+	x->on_msg = on_msg;
+	return chan;
+}
+
+void cli_chan_drop(struct rdax_conn *c, struct cli_chan *chan)
+{
+	fail_list(c, &chan->inflight, -ESHUTDOWN);
+	if (chan->xp && chan->xp != c->x)
+		chan->xp->ops->destroy(chan->xp);
+	chan->xp = NULL;
+	chan->x = NULL;
+	chan->dead = true;
+	chan->reap = false;
+	/* only the last one added is given back */
+	if (chan->index == c->nchan - 1)
+		c->nchan--;
+}
+
 int cli_engine_start(struct rdax_conn *c, struct xprt *x)
 {
-	x->upper = c;
-	x->on_msg = on_msg;
-	c->xp = x;
+	struct cli_chan *chan;
+
+	if (!c->sendq.next)
+		list_init(&c->sendq);
+	if (!c->delayq.next)
+		list_init(&c->delayq);
+	chan = cli_chan_add(c, x, NULL);
+	if (!chan)
+		return -ENOSPC;
+	/* the first connection carries the session from its NEGOTIATE on */
+	chan->bound = true;
 	return 0;
 }
 
 void cli_engine_stop(struct rdax_conn *c)
 {
 	struct cli_txbuf *tb;
+	unsigned int i;
 
 	fail_all(c, -ESHUTDOWN);
-	if (c->xp) {
-		c->xp->ops->destroy(c->xp);
-		c->xp = NULL;
+	for (i = 0; i < c->nchan; i++) {
+		struct cli_chan *chan = &c->chans[i];
+
+		if (chan->xp && chan->xp != c->x)
+			chan->xp->ops->destroy(chan->xp);
+		chan->xp = NULL;
+		chan->x = NULL;
+	}
+	if (c->x) {
+		c->x->ops->destroy(c->x);
 		c->x = NULL;
 	}
+	c->rdma_chan = NULL;
 	while ((tb = c->tb_free)) {
 		c->tb_free = tb->next_free;
 		free(tb->mem);

@@ -137,6 +137,8 @@ static int io_start(struct rdax_conn *c, struct cli_io *io)
 	ret = cli_rdma_prepare(c, io->buf, io->len, io->op == RDAX_OP_READ, &io->r);
 	if (ret)
 		goto out_free;
+	/* descriptors name memory of one channel's protection domain */
+	io->ch.rdma = io->r.channel != 0;
 	ret = cli_chain_add(c, &io->ch, io->op == RDAX_OP_READ ? SMB2_READ : SMB2_WRITE,
 			    f->t->id, false, smb2_credit_charge_for(io->len), 72, &w);
 	if (ret)
@@ -204,7 +206,7 @@ static ssize_t sync_rw(struct rdax_file *f, uint32_t op, uint8_t *buf, size_t le
 		 * for what the chunks in flight bring back.
 		 */
 		while (!stop && !err && issued < len && active < SYNC_PIPELINE &&
-		       (!active || c->cr.held)) {
+		       (!active || cli_credits_total(c))) {
 			struct cli_io *x = &io[(head + active) % SYNC_PIPELINE];
 			uint32_t n = cli_io_chunk(c, op == RDAX_OP_WRITE, len - issued);
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Server-side copy FSCTL payloads ([MS-SMB2] 2.2.31.1, 2.2.32.1, 2.2.32.3). */
 #include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
 
 #include "proto/fsctl.h"
 
@@ -80,4 +82,72 @@ int fsctl_copychunk_rsp_decode(const uint8_t *p, size_t len,
 	r->chunk_bytes_written = get_le32(p + 4);
 	r->total_bytes_written = get_le32(p + 8);
 	return 0;
+}
+
+/* SOCKADDR_STORAGE: Family, then per family: port and address. */
+static int netif_addr(const uint8_t *sa, struct fsctl_netif *n)
+{
+	switch (get_le16(sa)) {
+	case FSCTL_NETIF_FAMILY_INET:
+		n->family = AF_INET;
+		memcpy(n->addr, sa + 4, 4);
+		return 0;
+	case FSCTL_NETIF_FAMILY_INET6:
+		n->family = AF_INET6;
+		memcpy(n->addr, sa + 8, 16);
+		n->scope_id = get_le32(sa + 24);
+		return 0;
+	default:
+		return -EAFNOSUPPORT;
+	}
+}
+
+int fsctl_netif_decode(const uint8_t *p, size_t len, struct fsctl_netif *out,
+		       unsigned int max)
+{
+	unsigned int kept = 0, walked = 0;
+	size_t off = 0;
+	uint32_t next;
+
+	if (!len)
+		return 0;
+	for (;;) {
+		struct fsctl_netif n = { 0 };
+		const uint8_t *e = p + off;
+
+		if (!range_ok(off, FSCTL_NETIF_ENTRY_LEN, len) ||
+		    ++walked > FSCTL_NETIF_MAX_WALK)
+			return -EBADMSG;
+		next = get_le32(e);
+		n.if_index = get_le32(e + 4);
+		n.caps = get_le32(e + 8);
+		n.link_speed = get_le64(e + 16);
+		if (!netif_addr(e + 24, &n) && kept < max)
+			out[kept++] = n;
+		if (!next)
+			return (int)kept;
+		if (next < FSCTL_NETIF_ENTRY_LEN)
+			return -EBADMSG;
+		off += next;
+	}
+}
+
+void fsctl_netif_encode(struct wcur *w, const struct fsctl_netif *n, uint32_t next)
+{
+	uint8_t sa[128] = { 0 };
+
+	wcur_le32(w, next);
+	wcur_le32(w, n->if_index);
+	wcur_le32(w, n->caps);
+	wcur_le32(w, 0);
+	wcur_le64(w, n->link_speed);
+	if (n->family == AF_INET6) {
+		put_le16(sa, FSCTL_NETIF_FAMILY_INET6);
+		memcpy(sa + 8, n->addr, 16);
+		put_le32(sa + 24, n->scope_id);
+	} else {
+		put_le16(sa, FSCTL_NETIF_FAMILY_INET);
+		memcpy(sa + 4, n->addr, 4);
+	}
+	wcur_bytes(w, sa, sizeof(sa));
 }

@@ -2,7 +2,9 @@
 /*
  * FSCTL payloads of server-side copy: SRV_REQUEST_RESUME_KEY response
  * ([MS-SMB2] 2.2.32.3), SRV_COPYCHUNK_COPY (2.2.31.1) and
- * SRV_COPYCHUNK_RESPONSE (2.2.32.1). Pure, bounds-checked codec.
+ * SRV_COPYCHUNK_RESPONSE (2.2.32.1); and the NETWORK_INTERFACE_INFO
+ * list of FSCTL_QUERY_NETWORK_INTERFACE_INFO (2.2.32.5). Pure,
+ * bounds-checked codec.
  */
 #ifndef RDAX_PROTO_FSCTL_H
 #define RDAX_PROTO_FSCTL_H
@@ -68,5 +70,34 @@ void fsctl_copychunk_encode(struct wcur *w, const uint8_t *key,
 void fsctl_copychunk_rsp_encode(struct wcur *w, const struct fsctl_copychunk_rsp *r);
 int fsctl_copychunk_rsp_decode(const uint8_t *p, size_t len,
 			       struct fsctl_copychunk_rsp *r);
+
+/* ---- NETWORK_INTERFACE_INFO [MS-SMB2] 2.2.32.5 ---- */
+
+#define FSCTL_NETIF_ENTRY_LEN 152	/* fixed part + SOCKADDR_STORAGE */
+#define FSCTL_NETIF_RSS_CAPABLE 0x1u
+#define FSCTL_NETIF_RDMA_CAPABLE 0x2u
+#define FSCTL_NETIF_FAMILY_INET 0x0002
+#define FSCTL_NETIF_FAMILY_INET6 0x0017
+
+struct fsctl_netif {
+	uint32_t if_index;
+	uint32_t caps;			/* FSCTL_NETIF_*_CAPABLE */
+	uint64_t link_speed;		/* bits per second */
+	int family;			/* AF_INET or AF_INET6 */
+	uint8_t addr[16];		/* network order; IPv4 in the first 4 */
+	uint32_t scope_id;		/* IPv6 */
+};
+
+/*
+ * Walk the Next chain into out[] (at most max entries kept; entries of
+ * other address families are skipped). Returns the number kept, or
+ * -EBADMSG for an entry that does not fit, a Next that does not move
+ * past its entry, or a list longer than FSCTL_NETIF_MAX_WALK entries.
+ */
+#define FSCTL_NETIF_MAX_WALK 256
+int fsctl_netif_decode(const uint8_t *p, size_t len, struct fsctl_netif *out,
+		       unsigned int max);
+/* One entry as a server sends it (tests); next 0 ends the list. */
+void fsctl_netif_encode(struct wcur *w, const struct fsctl_netif *n, uint32_t next);
 
 #endif

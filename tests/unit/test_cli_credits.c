@@ -270,6 +270,8 @@ struct fake_req {
 	uint16_t charge;
 	uint16_t ask;
 	uint64_t mid;
+	uint32_t flags;
+	uint16_t seq;			/* ChannelSequence */
 };
 
 #define FAKE_MAX_REQ 1024
@@ -293,6 +295,9 @@ struct fake {
 	uint64_t top;			/* the next a grant opens */
 	uint8_t *file;
 	size_t file_len;
+	const uint8_t *key;		/* this channel's signing key: check and sign */
+	int bad_sig;			/* requests not signed with it */
+	bool fail;			/* the transport fails at its next event */
 };
 
 struct mbuf {
@@ -453,10 +458,26 @@ static void fake_answer(struct fake *s, struct mbuf *m, const uint8_t *pdu, size
 	mb_simple(s, m, h->command, h->message_id, STATUS_END_OF_FILE, r.credits, 0);
 }
 
+/* Sign every response PDU of m with the channel's key. */
+static void fake_sign(struct fake *s, struct mbuf *m)
+{
+	size_t off = 0, plen, next;
+
+	if (!s->key)
+		return;
+	do {
+		if (smb2_chain_pdu(m->p, m->len, off, &plen, &next))
+			return;
+		put_le32(m->p + off + 16, get_le32(m->p + off + 16) | SMB2_FLAGS_SIGNED);
+		smb2_sign_compute(SMB2_SIGN_AES_CMAC, s->key, m->p + off, plen, m->p + off + 48);
+		off = next;
+	} while (off);
+}
+
 static int fake_send(struct xprt *x, struct xbuf *b)
 {
 	struct fake *s = container_of(x, struct fake, x);
-	struct rdax_conn *c = x->upper;
+	struct rdax_conn *c = ((struct cli_chan *)x->upper)->c;
 	size_t len = b->len + b->tail_len, off = 0, plen, next;
 	uint8_t *msg = malloc(len);
 	struct mbuf m = { 0 };
@@ -477,7 +498,11 @@ static int fake_send(struct xprt *x, struct xbuf *b)
 		}
 		if (s->nreq < FAKE_MAX_REQ)
 			s->req[s->nreq++] = (struct fake_req){ .cmd = h.command,
-				.charge = h.credit_charge, .ask = h.credits, .mid = h.message_id };
+				.charge = h.credit_charge, .ask = h.credits, .mid = h.message_id,
+				.flags = h.flags, .seq = (uint16_t)h.status };
+		if (s->key && (!(h.flags & SMB2_FLAGS_SIGNED) ||
+			       smb2_sign_verify(SMB2_SIGN_AES_CMAC, s->key, msg + off, plen)))
+			s->bad_sig++;
 		if (h.message_id != s->expect_mid) {
 			printf("  fake: MessageId %llu sent, %llu expected\n",
 			       (unsigned long long)h.message_id,
@@ -490,8 +515,10 @@ static int fake_send(struct xprt *x, struct xbuf *b)
 			fake_answer(s, &m, msg + off, plen, &h);
 		off = next;
 	} while (off);
-	if (m.any)
+	if (m.any) {
+		fake_sign(s, &m);
 		fake_queue(s, &m);
+	}
 	free(msg);
 	return 0;
 }
@@ -505,6 +532,8 @@ static int fake_handle_events(struct xprt *x, uint32_t events, int src)
 
 	if (read(s->efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		return -errno;
+	if (s->fail)
+		return -ECONNRESET;
 	/* answers to what the engine sends meanwhile join the queue */
 	while (!ret && (f = s->head)) {
 		s->head = f->next;
@@ -556,12 +585,10 @@ static struct rdax_conn *conn_new(struct fake **out, uint64_t mid, uint32_t held
 	if (!c || !s)
 		exit(2);
 	list_init(&c->sendq);
-	list_init(&c->inflight);
 	snprintf(c->host, sizeof(c->host), "fake");
 	c->cfg.timeout_ms = 2000;
 	c->dialect = SMB2_DIALECT_311;
 	c->max_read = c->max_write = MIB;
-	window(&c->cr, mid, held);
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (c->epfd < 0 || s->efd < 0)
@@ -579,6 +606,7 @@ static struct rdax_conn *conn_new(struct fake **out, uint64_t mid, uint32_t held
 	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, s->efd, &ev))
 		exit(2);
 	cli_engine_start(c, &s->x);
+	window(&c->chans[0].cr, mid, held);
 	*out = s;
 	return c;
 }
@@ -694,8 +722,8 @@ static void test_zero_window(void)
 		rdax_ioq_delete(&q);
 	}
 	T_EQ(s->nreq, 0);
-	T_EQ(c->cr.next_mid, 7);
-	T_EQ(c->cr.held, 0);
+	T_EQ(c->chans[0].cr.next_mid, 7);
+	T_EQ(c->chans[0].cr.held, 0);
 	T_ASSERT(!c->broken);
 	conn_done(&c, s);
 
@@ -737,8 +765,8 @@ static void test_wire(void)
 			T_EQ(s->req[i].ask, charge[i] + CLI_CREDIT_ASK_MAX);
 		}
 	}
-	T_EQ(c->cr.next_mid, 23);
-	T_EQ(c->cr.held, 100 - 13);
+	T_EQ(c->chans[0].cr.next_mid, 23);
+	T_EQ(c->chans[0].cr.held, 100 - 13);
 	T_EQ(c->ninflight, 3);
 	conn_done(&c, s);
 	for (i = 0; i < 3; i++) {
@@ -761,7 +789,7 @@ static void test_wait_for_credit(void)
 	T_EQ(echo_submit(c, &a, one, 1, &ta), 0);
 	T_EQ(echo_submit(c, &b, one, 1, &tb), 0);
 	T_EQ(s->nreq, 1);
-	T_EQ(c->cr.held, 0);
+	T_EQ(c->chans[0].cr.held, 0);
 	T_EQ(tb.done, 0);
 
 	t_section("a grant of 1 sends it with the next MessageId");
@@ -772,12 +800,12 @@ static void test_wait_for_credit(void)
 	T_EQ(s->nreq, 2);
 	if (s->nreq == 2)
 		T_EQ(s->req[1].mid, 4);
-	T_EQ(c->cr.held, 0);
+	T_EQ(c->chans[0].cr.held, 0);
 	mb_simple(s, &m, SMB2_ECHO, 4, 0, 1, 0);
 	T_EQ(fake_deliver(s, &m), 0);
 	T_EQ(tb.done, 1);
 	T_EQ(tb.err, 0);
-	T_EQ(c->cr.held, 1);
+	T_EQ(c->chans[0].cr.held, 1);
 	T_EQ(c->ninflight, 0);
 	conn_done(&c, s);
 }
@@ -804,8 +832,8 @@ static void test_never_enough(void)
 	T_EQ(tb.err, -EAGAIN);
 	T_ASSERT(strstr(rdax_errmsg(c), "not enough SMB credits") != NULL);
 	T_EQ(s->nreq, 1);
-	T_EQ(c->cr.held, 2);
-	T_EQ(c->cr.next_mid, 1);
+	T_EQ(c->chans[0].cr.held, 2);
+	T_EQ(c->chans[0].cr.next_mid, 1);
 	T_EQ(c->ninflight, 0);
 	T_ASSERT(list_empty(&c->sendq));
 	T_ASSERT(!c->broken);
@@ -901,8 +929,8 @@ static void test_unsent(void)
 	T_EQ(ta.done, 1);
 	T_EQ(ta.err, -EINVAL);
 	T_EQ(s->nreq, 0);
-	T_EQ(c->cr.held, 10);
-	T_EQ(c->cr.next_mid, 5);
+	T_EQ(c->chans[0].cr.held, 10);
+	T_EQ(c->chans[0].cr.next_mid, 5);
 	T_EQ(c->ninflight, 0);
 
 	t_section("the next chain takes the MessageIds it did not use");
@@ -911,7 +939,7 @@ static void test_unsent(void)
 	T_EQ(s->nreq, 1);
 	if (s->nreq == 1)
 		T_EQ(s->req[0].mid, 5);
-	T_EQ(c->cr.held, 9);
+	T_EQ(c->chans[0].cr.held, 9);
 	conn_done(&c, s);
 }
 
@@ -934,7 +962,7 @@ static void test_fail_all(void)
 	T_EQ(tb.done, 1);
 	T_EQ(tb.err, -EIO);
 	T_EQ(c->ninflight, 0);
-	T_ASSERT(list_empty(&c->inflight));
+	T_ASSERT(list_empty(&c->chans[0].inflight));
 	T_ASSERT(list_empty(&c->sendq));
 	conn_done(&c, s);
 	T_EQ(ta.done + tb.done, 2);
@@ -952,17 +980,17 @@ static void test_negotiate(void)
 	t_section("NEGOTIATE spends the connection's first credit");
 	c = conn_new(&s, 0, 1);
 	c->dialect = 0;
-	cli_credits_init(&c->cr);
+	cli_credits_init(&c->chans[0].cr);
 	T_EQ(simple_chain(c, &neg, SMB2_NEGOTIATE, one, 1, &tn), 0);
 	T_EQ(cli_chain_submit(c, &neg), 0);
 	T_EQ(s->nreq, 1);
-	T_EQ(c->cr.held, 0);
+	T_EQ(c->chans[0].cr.held, 0);
 	mb_simple(s, &m, SMB2_NEGOTIATE, 0, 0, 1, 0);
 	T_EQ(fake_deliver(s, &m), 0);
 	T_EQ(tn.done, 1);
 	c->dialect = SMB2_DIALECT_311;
 	/* the server granted one: one request may be in flight, not two */
-	T_EQ(c->cr.held, 1);
+	T_EQ(c->chans[0].cr.held, 1);
 	T_EQ(echo_submit(c, &a, one, 1, &ta), 0);
 	T_EQ(echo_submit(c, &b, one, 1, &tb), 0);
 	T_EQ(s->nreq, 2);
@@ -991,14 +1019,14 @@ static void test_grant_above_ask(void)
 	T_EQ(s->nreq, 1);
 	if (s->nreq == 1)
 		T_EQ(s->req[0].ask, 1 + CLI_CREDIT_ASK_MAX);
-	T_EQ(c->cr.held, 1000);
+	T_EQ(c->chans[0].cr.held, 1000);
 	/* and used, one by one, by a server that grants nothing more */
 	s->grant = 0;
 	while (s->nreq < 1001 && !echo_chain(c, &ch, one, 1, NULL) &&
 	       !cli_chain_run(c, &ch))
 		;
 	T_EQ(s->nreq, 1001);
-	T_EQ(c->cr.held, 0);
+	T_EQ(c->chans[0].cr.held, 0);
 	T_EQ(echo_chain(c, &ch, one, 1, NULL), 0);
 	T_EQ(cli_chain_run(c, &ch), -EAGAIN);
 	T_EQ(s->nreq, 1001);
@@ -1021,13 +1049,13 @@ static void test_grant_flood(void)
 		mb_simple(s, &m, SMB2_ECHO, 1u << 20, 0, 0xffff, 0);
 		if (fake_deliver(s, &m))
 			break;
-		if (c->cr.held < last)
+		if (c->chans[0].cr.held < last)
 			wrapped++;
-		last = c->cr.held;
+		last = c->chans[0].cr.held;
 	}
 	T_EQ(i, 70000);
 	T_EQ(wrapped, 0);
-	T_EQ(c->cr.held, CLI_CREDIT_MAX);
+	T_EQ(c->chans[0].cr.held, CLI_CREDIT_MAX);
 	/* still usable */
 	s->reply = true;
 	T_EQ(echo_chain(c, &ch, one, 1, NULL), 0);
@@ -1050,10 +1078,10 @@ static void test_interim(void)
 	t_section("STATUS_PENDING interim: its grant counts, the PDU stays open");
 	c = conn_new(&s, 20, 10);
 	T_EQ(echo_submit(c, &ch, one, 1, &t), 0);
-	T_EQ(c->cr.held, 9);
+	T_EQ(c->chans[0].cr.held, 9);
 	mb_simple(s, &m, SMB2_ECHO, 20, STATUS_PENDING, 5, SMB2_FLAGS_ASYNC_COMMAND);
 	T_EQ(fake_deliver(s, &m), 0);
-	T_EQ(c->cr.held, 14);
+	T_EQ(c->chans[0].cr.held, 14);
 	T_EQ(t.pdus, 0);
 	T_EQ(t.done, 0);
 	T_EQ(c->ninflight, 1);
@@ -1061,12 +1089,12 @@ static void test_interim(void)
 	t_section("the final response completes it once, its grant added once");
 	mb_simple(s, &m, SMB2_ECHO, 20, 0, 0, SMB2_FLAGS_ASYNC_COMMAND);
 	T_EQ(fake_deliver(s, &m), 0);
-	T_EQ(c->cr.held, 14);
+	T_EQ(c->chans[0].cr.held, 14);
 	T_EQ(t.pdus, 1);
 	T_EQ(t.done, 1);
 	T_EQ(t.err, 0);
 	T_EQ(c->ninflight, 0);
-	T_EQ(c->cr.next_mid, 21);
+	T_EQ(c->chans[0].cr.next_mid, 21);
 	conn_done(&c, s);
 
 	t_section("a synchronous chain through interim and final");
@@ -1078,7 +1106,7 @@ static void test_interim(void)
 	T_EQ(echo_chain(c, &ch, one, 1, NULL), 0);
 	T_EQ(cli_chain_run(c, &ch), 0);
 	T_EQ(ch.rsp[0].status, 0);
-	T_EQ(c->cr.held, 1 + 3 + 2);
+	T_EQ(c->chans[0].cr.held, 1 + 3 + 2);
 	conn_done(&c, s);
 }
 
@@ -1094,12 +1122,12 @@ static void test_compound(void)
 	t_section("compound response: each PDU's grant counts");
 	c = conn_new(&s, 0, 10);
 	T_EQ(echo_submit(c, &ch, three, 3, &t), 0);
-	T_EQ(c->cr.held, 6);
+	T_EQ(c->chans[0].cr.held, 6);
 	mb_simple(s, &m, SMB2_ECHO, 0, 0, 1, 0);
 	mb_simple(s, &m, SMB2_ECHO, 1, 0, 2, SMB2_FLAGS_RELATED_OPERATIONS);
 	mb_simple(s, &m, SMB2_ECHO, 2, 0, 3, SMB2_FLAGS_RELATED_OPERATIONS);
 	T_EQ(fake_deliver(s, &m), 0);
-	T_EQ(c->cr.held, 12);
+	T_EQ(c->chans[0].cr.held, 12);
 	T_EQ(t.pdus, 3);
 	T_EQ(t.done, 1);
 	T_EQ(c->ninflight, 0);
@@ -1116,7 +1144,7 @@ static void test_compound(void)
 	T_EQ(t.done, 0);
 	mb_simple(s, &m, SMB2_ECHO, 1, 0, 2, 0);
 	T_EQ(fake_deliver(s, &m), 0);
-	T_EQ(c->cr.held, 12);
+	T_EQ(c->chans[0].cr.held, 12);
 	T_EQ(t.pdus, 3);
 	T_EQ(t.done, 1);
 	conn_done(&c, s);
@@ -1126,7 +1154,7 @@ static void test_compound(void)
 	mb_simple(s, &m, SMB2_OPLOCK_BREAK, UINT64_MAX, 0, 0, 0);
 	mb_simple(s, &m, SMB2_ECHO, 77, 0, 2, 0);
 	T_EQ(fake_deliver(s, &m), 0);
-	T_EQ(c->cr.held, 6);
+	T_EQ(c->chans[0].cr.held, 6);
 	conn_done(&c, s);
 }
 
@@ -1139,20 +1167,20 @@ static void test_io_chunk(void)
 	c = conn_new(&s, 0, 3);
 	T_EQ(cli_io_chunk(c, false, 4 * MIB), 192 * KIB);
 	T_EQ(cli_io_chunk(c, true, 100 * KIB), 100 * KIB);
-	c->cr.held = 0;
+	c->chans[0].cr.held = 0;
 	T_EQ(cli_io_chunk(c, false, 4 * MIB), 64 * KIB);
-	c->cr.held = 1000;
+	c->chans[0].cr.held = 1000;
 	T_EQ(cli_io_chunk(c, false, 4 * MIB), MIB);
 	/* with requests in flight too: what is held now, not what may come */
-	c->cr.held = 2;
+	c->chans[0].cr.held = 2;
 	c->ninflight = 1;
 	T_EQ(cli_io_chunk(c, false, 4 * MIB), 128 * KIB);
-	c->cr.held = 0;
+	c->chans[0].cr.held = 0;
 	T_EQ(cli_io_chunk(c, true, 4 * MIB), 64 * KIB);
 	c->ninflight = 0;
 	/* SMB 2.0.2 has no multi-credit requests */
 	c->dialect = SMB2_DIALECT_202;
-	c->cr.held = 1;
+	c->chans[0].cr.held = 1;
 	T_EQ(cli_io_chunk(c, false, 4 * MIB), MIB);
 	conn_done(&c, s);
 }
@@ -1234,6 +1262,138 @@ static void test_rw_no_credits(void)
 	conn_done(&c, s);
 }
 
+/* ---- channels ---- */
+
+/* another fake transport, bound to c as a channel with held credits */
+static struct fake *chan_new(struct rdax_conn *c, uint32_t held)
+{
+	struct fake *s = calloc(1, sizeof(*s));
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct cli_chan *chan;
+
+	if (!s)
+		exit(2);
+	s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->efd < 0)
+		exit(2);
+	s->x.ops = &fake_ops;
+	s->x.fd = s->efd;
+	s->x.epfd = -1;
+	s->ev.x = &s->x;
+	s->tail = &s->head;
+	s->grant = GRANT_ASKED;
+	fake_open(s, 0, held);
+	ev.data.ptr = &s->ev;
+	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, s->efd, &ev))
+		exit(2);
+	chan = cli_chan_add(c, &s->x, "fake2");
+	if (!chan)
+		exit(2);
+	chan->bound = true;
+	window(&chan->cr, 0, held);
+	return s;
+}
+
+static int run_until(struct rdax_conn *c, const struct tally *t, int n)
+{
+	uint64_t end = cli_now_ms() + 2000;
+	int i, done;
+
+	for (;;) {
+		for (i = 0, done = 0; i < n; i++)
+			done += t[i].done;
+		if (done == n || cli_now_ms() > end || c->broken)
+			return done;
+		cli_progress(c, 100);
+	}
+}
+
+static void test_channels_signed(void)
+{
+	static const uint8_t k0[16] = { 1, 2, 3 }, k1[16] = { 9, 8, 7 };
+	const uint16_t one[] = { 1 };
+	struct cli_chain ch[8];
+	struct tally t[8];
+	struct fake *s0, *s1;
+	struct rdax_conn *c;
+	int i, errs = 0;
+
+	t_section("two channels: chains spread, each signed with its channel's key");
+	c = conn_new(&s0, 0, 100);
+	s1 = chan_new(c, 100);
+	s0->reply = s1->reply = true;
+	c->have_key = c->signing = true;
+	c->sign_alg = SMB2_SIGN_AES_CMAC;
+	memcpy(c->chans[0].signing_key, k0, 16);
+	memcpy(c->chans[1].signing_key, k1, 16);
+	s0->key = k0;
+	s1->key = k1;
+	for (i = 0; i < 8; i++)
+		T_EQ(echo_submit(c, &ch[i], one, 1, &t[i]), 0);
+	T_EQ(run_until(c, t, 8), 8);
+	for (i = 0; i < 8; i++)
+		errs += t[i].err != 0;
+	T_EQ(errs, 0);
+	T_ASSERT(s0->nreq >= 3 && s1->nreq >= 3);
+	T_EQ(s0->nreq + s1->nreq, 8);
+	T_EQ(s0->bad_sig, 0);
+	T_EQ(s1->bad_sig, 0);
+	T_EQ(c->chans[1].requests, (uint64_t)s1->nreq);
+	T_EQ(s1->gaps, 0);
+	conn_done(&c, s0);
+}
+
+static void test_channels_failover(void)
+{
+	const uint16_t one[] = { 1 };
+	struct cli_chain ch[6];
+	struct tally t[6];
+	struct fake *s0, *s1;
+	struct rdax_conn *c;
+	int i, n1, replays = 0, errs = 0, seq1 = 0;
+	uint64_t one_ev = 1;
+
+	t_section("a channel fails: its chains go again on the other, REPLAY_OPERATION, ChannelSequence 1");
+	c = conn_new(&s0, 0, 100);
+	s1 = chan_new(c, 100);
+	s0->reply = true;		/* the second channel never answers */
+	for (i = 0; i < 6; i++)
+		T_EQ(echo_submit(c, &ch[i], one, 1, &t[i]), 0);
+	n1 = s1->nreq;
+	T_ASSERT(n1 >= 2);
+	for (i = 0; i < s0->nreq; i++)
+		T_EQ(s0->req[i].flags & SMB2_FLAGS_REPLAY_OPERATION, 0);
+	s1->fail = true;
+	if (write(s1->efd, &one_ev, sizeof(one_ev)) != sizeof(one_ev))
+		exit(2);
+	T_EQ(run_until(c, t, 6), 6);	/* s1 is freed with its channel's transport */
+	for (i = 0; i < 6; i++)
+		errs += t[i].err != 0;
+	T_EQ(errs, 0);
+	T_EQ(s0->nreq, 6);
+	for (i = 0; i < s0->nreq; i++) {
+		if (s0->req[i].flags & SMB2_FLAGS_REPLAY_OPERATION) {
+			replays++;
+			seq1 += s0->req[i].seq == 1;
+		}
+	}
+	T_EQ(replays, n1);
+	T_EQ(seq1, n1);
+	T_EQ(c->channel_seq, 1);
+	T_ASSERT(c->chans[1].dead && !c->broken);
+	T_EQ(c->chans[0].replays, (uint64_t)n1);
+	T_EQ(rdax_errmsg(c)[0], 0);
+
+	t_section("the last channel fails: the connection is broken");
+	s0->fail = true;
+	T_EQ(echo_submit(c, &ch[0], one, 1, &t[0]), 0);
+	T_EQ(run_until(c, t, 1), 1);
+	T_ASSERT(t[0].err < 0);
+	T_ASSERT(c->broken);
+	T_EQ(cli_check_credits(c, 1), -ENOTCONN);
+	conn_done(&c, s0);
+}
+
 int main(void)
 {
 	test_init();
@@ -1261,5 +1421,7 @@ int main(void)
 	test_rw();
 	test_rw_stingy();
 	test_rw_no_credits();
+	test_channels_signed();
+	test_channels_failover();
 	return t_done();
 }

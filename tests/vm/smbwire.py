@@ -21,6 +21,13 @@ at a time in its own time window, and reads /proc/fs/cifs/Stats.
       many of them (and of the READs and WRITEs) were signed (interim
       responses aside: they carry nothing and are not signed), and
       whether the first 64 bytes of FILE appear anywhere on the wire
+  smbwire.py channels PCAP PORT...
+      one JSON document with a line per TCP connection (a channel of
+      SMB3 multichannel): the server and client ends, the SessionIds its
+      READ/WRITE requests (or sealed messages) name, how many READs and
+      WRITEs it carried, its binding SESSION_SETUPs (Flags BINDING),
+      signed requests, requests with SMB2_FLAGS_REPLAY_OPERATION and the
+      ChannelSequence values they carried
   smbwire.py cifs-ops --mnt DIR --ports P[,P] --out JSON [--reps N]
                       [--settle SECS] [--warm] [--pcap FILE]
       touch, stat, truncate -s 4096, mv, rm, mkdir, rmdir (coreutils) in
@@ -264,6 +271,72 @@ def protection(pcap, ports, pattern=None):
     return r
 
 
+REPLAY = 0x20000000
+BINDING = 0x01
+
+
+def channels(pcap, ports):
+    """Per TCP connection to ports: what it carried, for multichannel checks."""
+    streams = {}
+    ports = set(ports)
+    for ts, key, seq, flags, payload in read_pcap(pcap):
+        src, sport, dst, dport = key
+        if dport in ports:
+            streams.setdefault((key, "req"), Stream()).add(ts, seq, flags, payload)
+        elif sport in ports:
+            streams.setdefault(((dst, dport, src, sport), "rsp"), Stream()).add(
+                ts, seq, flags, payload)
+    conns = {}
+    for (key, d), st in streams.items():
+        src, sport, dst, dport = key
+        c = conns.setdefault(key, {
+            "client": "%d.%d.%d.%d:%d" % (tuple(src) + (sport,)),
+            "server": "%d.%d.%d.%d:%d" % (tuple(dst) + (dport,)),
+            "sessions": [], "reads": 0, "writes": 0, "bindings": 0,
+            "binding_signed": 0, "signed": 0, "plain": 0, "sealed": 0,
+            "replays": 0, "replay_seqs": [], "seqs": [], "bytes_c2s": 0,
+            "bytes_s2c": 0, "replay_cmds": []})
+        for ts, msg in st.messages():
+            c["bytes_c2s" if d == "req" else "bytes_s2c"] += len(msg) + 4
+            if d != "req":
+                continue
+            if msg[:4] == b"\xfdSMB":
+                c["sealed"] += 1
+                sid, = struct.unpack("<Q", msg[44:52])
+                if sid and sid not in c["sessions"]:
+                    c["sessions"].append(sid)
+                continue
+            off = 0
+            while off + 64 <= len(msg) and msg[off:off + 4] == b"\xfeSMB":
+                seqno, = struct.unpack("<H", msg[off + 8:off + 10])
+                cmd, = struct.unpack("<H", msg[off + 12:off + 14])
+                flags, nxt = struct.unpack("<II", msg[off + 16:off + 24])
+                sid, = struct.unpack("<Q", msg[off + 40:off + 48])
+                signed = bool(flags & SIGNED) and any(msg[off + 48:off + 64])
+                if cmd == 1 and len(msg) > off + 66 and msg[off + 66] & BINDING:
+                    c["bindings"] += 1
+                    c["binding_signed"] += signed
+                elif cmd not in SETUP_CMDS:
+                    c["plain"] += 1
+                    c["signed"] += signed
+                    if seqno not in c["seqs"]:
+                        c["seqs"].append(seqno)
+                if cmd in IO_CMDS:
+                    c["reads" if cmd == 8 else "writes"] += 1
+                    if sid not in c["sessions"]:
+                        c["sessions"].append(sid)
+                if flags & REPLAY:
+                    c["replays"] += 1
+                    if seqno not in c["replay_seqs"]:
+                        c["replay_seqs"].append(seqno)
+                    if len(c["replay_cmds"]) < 8:
+                        c["replay_cmds"].append(CMDS[cmd] if cmd < len(CMDS) else cmd)
+                if not nxt:
+                    break
+                off += nxt
+    return {"conns": sorted(conns.values(), key=lambda x: x["client"])}
+
+
 def is_session(chain):
     return all(c in SESSION_CMDS for c in chain["cmds"])
 
@@ -445,6 +518,9 @@ def main():
     r.add_argument("pcap")
     r.add_argument("ports", type=int, nargs="+")
     r.add_argument("--pattern")
+    m = sub.add_parser("channels")
+    m.add_argument("pcap")
+    m.add_argument("ports", type=int, nargs="+")
     o = sub.add_parser("cifs-ops")
     o.add_argument("--mnt", required=True)
     o.add_argument("--ports", required=True)
@@ -465,6 +541,9 @@ def main():
             with open(a.pattern, "rb") as f:
                 pat = f.read(64)
         print(json.dumps(protection(a.pcap, a.ports, pat), sort_keys=True))
+        return 0
+    if a.cmd == "channels":
+        print(json.dumps(channels(a.pcap, a.ports), sort_keys=True))
         return 0
     if a.cmd == "capture":
         cap = Capture(a.pcap, a.ports)

@@ -8,17 +8,32 @@
 # User root gets the password in DIR/root.pw (mode 0600). Sets SMBD_PORT
 # and SMBD_PID; returns non-zero (with smbd's output on stderr) if smbd
 # does not start. smbd must run as root to switch to the session user.
+#
+# Optional, for multichannel tests:
+#   SMBD_ADDRS   addresses to listen on and list as interfaces (default
+#                127.0.0.1); the first is where readiness is checked
+#   SMBD_IFOPTS  appended to each, e.g. ";speed=1000000000,capability=RSS"
+#   SMBD_GLOBAL  more [global] lines, e.g. "server multi channel support = yes"
+#   SMBD_NETNS   a network namespace to run smbd in
 
 scratch_smbd() {
 	_d=$1
 	shift
 	mkdir -p "$_d/private" "$_d/lock" "$_d/state" "$_d/cache" "$_d/run" \
 		"$_d/ncalrpc" || return 1
-	SMBD_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	_addrs=${SMBD_ADDRS:-127.0.0.1}
+	_a0=${_addrs%% *}
+	_ns=""
+	[ -n "${SMBD_NETNS:-}" ] && _ns="ip netns exec $SMBD_NETNS"
+	SMBD_PORT=$($_ns python3 -c 'import socket, sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$_a0") || return 1
+	_ifs=""
+	for _a in $_addrs; do
+		_ifs="$_ifs \"$_a${SMBD_IFOPTS:-}\""
+	done
 	cat >"$_d/smb.conf" <<CONF
 [global]
 	smb ports = $SMBD_PORT
-	interfaces = 127.0.0.1
+	interfaces =$_ifs
 	bind interfaces only = yes
 	private dir = $_d/private
 	lock directory = $_d/lock
@@ -35,6 +50,7 @@ scratch_smbd() {
 	disable spoolss = yes
 	server min protocol = SMB2_10
 CONF
+	[ -n "${SMBD_GLOBAL:-}" ] && printf '\t%s\n' "$SMBD_GLOBAL" >>"$_d/smb.conf"
 	for _s in "$@"; do
 		_n=${_s%:guest}
 		mkdir -p "$_d/$_n" || return 1
@@ -52,11 +68,11 @@ CONF
 	printf '%s\n' "$_pw" >"$_d/root.pw"
 	chmod 600 "$_d/root.pw"
 	# its own session: smbd signals its whole process group on exit
-	setsid smbd --foreground --no-process-group --configfile="$_d/smb.conf" \
+	$_ns setsid smbd --foreground --no-process-group --configfile="$_d/smb.conf" \
 		--debug-stdout -d 1 >"$_d/smbd.out" 2>&1 &
 	SMBD_PID=$!
 	_i=0
-	until python3 -c "import socket; socket.create_connection(('127.0.0.1', $SMBD_PORT), 1)" 2>/dev/null; do
+	until $_ns python3 -c "import socket; socket.create_connection(('$_a0', $SMBD_PORT), 1)" 2>/dev/null; do
 		_i=$((_i + 1))
 		if [ $_i -gt 100 ] || ! kill -0 "$SMBD_PID" 2>/dev/null; then
 			cat "$_d/smbd.out" >&2
