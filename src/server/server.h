@@ -314,6 +314,7 @@ struct srv_session {
 	/* session lock */
 	struct list_head channels;
 	int nchannels;
+	bool was_multi;			/* has had two channels or more */
 	struct list_head trees;
 	int ntrees;
 	uint32_t next_tree_id;

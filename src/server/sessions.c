@@ -324,7 +324,8 @@ void srv_channel_valid(struct srv_channel *ch)
 	pthread_mutex_lock(&s->lock);
 	ch->state = CHAN_VALID;
 	list_add_tail(&ch->sess_link, &s->channels);
-	s->nchannels++;
+	if (++s->nchannels > 1)
+		s->was_multi = true;
 	pthread_mutex_unlock(&s->lock);
 	auth_server_delete(&ch->auth);
 }
@@ -332,7 +333,7 @@ void srv_channel_valid(struct srv_channel *ch)
 void srv_channel_drop(struct srv_channel *ch)
 {
 	struct srv_session *s = ch->sess;
-	bool last = false;
+	bool last = false, multi;
 	int left;
 
 	list_del(&ch->conn_link);
@@ -341,8 +342,16 @@ void srv_channel_drop(struct srv_channel *ch)
 		pthread_mutex_lock(&s->lock);
 		list_del(&ch->sess_link);
 		left = --s->nchannels;
+		multi = s->was_multi;
 		pthread_mutex_unlock(&s->lock);
 		last = !left;
+		if (multi)
+			pr_notice("%s: %s channel of session 0x%llx closed: requests %llu bytes_in %llu bytes_out %llu",
+				  ch->conn->x->peer, ch->conn->x->rdma ? "rdma" : "tcp",
+				  (unsigned long long)s->id,
+				  (unsigned long long)atomic_load(&ch->st.requests),
+				  (unsigned long long)atomic_load(&ch->st.bytes_in),
+				  (unsigned long long)atomic_load(&ch->st.bytes_out));
 		if (left && atomic_load(&s->state) == SESS_VALID)
 			pr_notice("%s: channel of session 0x%llx gone; the session goes on on %d other%s",
 				  ch->conn->x->peer, (unsigned long long)s->id, left,
