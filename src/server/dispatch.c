@@ -449,24 +449,37 @@ int srv_write_place(void *conn, const uint8_t *msg, size_t have, size_t total,
 		return 0;
 	}
 	srv_tree_put(t);
+	/*
+	 * A stale or replayed WRITE must not touch the file: its
+	 * ChannelSequence is counted now, before the data lands, and the
+	 * WRITE takes that count over.
+	 */
+	if (srv_chanseq_count(o, c, &h, &c->place.cseq)) {
+		dax_window_put(dax);
+		srv_open_put(o);
+		return 0;
+	}
 	/* the placement holds its reference to the open */
+	c->place.o = o;
 	p->off = doff;
 	p->len = len;
 	p->dst = win;
-	p->cookie = o;
+	p->cookie = &c->place;
 	return 0;
 }
 
-/* A placement's window and open go back (used or not). */
+/* A placement's window, count and open go back (used or not). */
 void srv_write_place_release(void *conn, struct xprt_place *p)
 {
-	struct srv_open *o = p->cookie;
+	struct srv_placement *pl = p->cookie;
 
 	(void)conn;
-	if (!o)
+	if (!pl)
 		return;
-	dax_window_put(o->file->dax);
-	srv_open_put(o);
+	srv_chanseq_done(&pl->cseq);
+	dax_window_put(pl->o->file->dax);
+	srv_open_put(pl->o);
+	pl->o = NULL;
 	memset(p, 0, sizeof(*p));
 }
 

@@ -313,17 +313,18 @@ int srv_open_close(struct srv_open *o)
  * outstanding, fails a modifying request (WRITE, SET_INFO, IOCTL) with
  * STATUS_FILE_NOT_AVAILABLE, so nothing runs twice or out of order.
  */
-static int chanseq_count(struct srv_req *req, struct srv_open *o)
+int srv_chanseq_count(struct srv_open *o, const struct srv_conn *c,
+		      const struct smb2_hdr *h, struct srv_chanseq *out)
 {
-	uint16_t cmd = req->hdr.command, seq = (uint16_t)req->hdr.status;
+	uint16_t cmd = h->command, seq = (uint16_t)h->status;
 	bool modify = cmd == SMB2_WRITE || cmd == SMB2_SET_INFO || cmd == SMB2_IOCTL;
-	bool replay = req->hdr.flags & SMB2_FLAGS_REPLAY_OPERATION;
+	bool replay = h->flags & SMB2_FLAGS_REPLAY_OPERATION;
 	uint64_t v, nv;
 	uint32_t rq, pre;
 	uint8_t gen;
 	int cmp;
 
-	if (req->conn->dialect < SMB2_DIALECT_300 || req->cseq.o)
+	if (c->dialect < SMB2_DIALECT_300 || out->o)
 		return 0;
 	v = atomic_load(&o->chanseq);
 	for (;;) {
@@ -340,7 +341,7 @@ static int chanseq_count(struct srv_req *req, struct srv_open *o)
 			nv = CS_MAKE(seq, gen, 1, pre + rq);
 		} else if (modify) {
 			log_ratelimited(LOG_NOTICE, "%s: %s%s with ChannelSequence %u on an open at %u: "
-					"STATUS_FILE_NOT_AVAILABLE", req->conn->x->peer,
+					"STATUS_FILE_NOT_AVAILABLE", c->x->peer,
 					smb2_cmd_name(cmd), replay ? " (replay)" : "", seq,
 					CS_SEQ(v));
 			return -E_SMB_FILE_NOT_AVAILABLE;
@@ -350,9 +351,9 @@ static int chanseq_count(struct srv_req *req, struct srv_open *o)
 		if (atomic_compare_exchange_weak(&o->chanseq, &v, nv))
 			break;
 	}
-	req->cseq.o = srv_open_ref(o);
-	req->cseq.seq = CS_SEQ(nv);
-	req->cseq.gen = gen;
+	out->o = srv_open_ref(o);
+	out->seq = CS_SEQ(nv);
+	out->gen = gen;
 	return 0;
 }
 
@@ -415,7 +416,7 @@ int srv_req_open(struct srv_req *req, const struct smb2_fid *fid,
 	ret = srv_req_hold(req, o);
 	if (ret)
 		return ret;
-	ret = chanseq_count(req, o);
+	ret = srv_chanseq_count(o, req->conn, &req->hdr, &req->cseq);
 	if (ret)
 		return ret;
 	*out = o;

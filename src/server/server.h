@@ -363,6 +363,11 @@ struct srv_conn {
 	int nchannels;
 	struct srv_conn_stats stats;
 	struct srv_rdev *rdev;		/* SMB-Direct device state */
+	/* TCP: the WRITE payload being received into a DAX mapping */
+	struct srv_placement {
+		struct srv_open *o;	/* a reference */
+		struct srv_chanseq cseq;	/* counted before a byte lands */
+	} place;
 	int rio_active;			/* RDMA I/O in flight */
 	int store_active;		/* of those, waiting for io_uring */
 };
@@ -676,6 +681,13 @@ int srv_req_open(struct srv_req *req, const struct smb2_fid *fid,
 		 struct srv_open **out);
 /* Hold o (a reference taken) until the PDU is answered. */
 int srv_req_hold(struct srv_req *req, struct srv_open *o);
+/*
+ * Count a request against o's ChannelSequence ([MS-SMB2] 3.3.5.2.10) in
+ * *out (nothing if *out holds a count already); a stale or replayed
+ * modifying request fails with E_SMB_FILE_NOT_AVAILABLE.
+ */
+int srv_chanseq_count(struct srv_open *o, const struct srv_conn *c,
+		      const struct smb2_hdr *h, struct srv_chanseq *out);
 /* The request is answered: its ChannelSequence count goes. */
 void srv_chanseq_done(struct srv_chanseq *cs);
 

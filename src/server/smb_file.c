@@ -577,6 +577,7 @@ int smb_write(struct srv_req *req)
 	struct xprt_place *pl;
 	struct srv_open *o;
 	struct iovec iov;
+	bool placed;
 	uint64_t off;
 	struct stat st;
 	ssize_t n;
@@ -585,6 +586,14 @@ int smb_write(struct srv_req *req)
 	ret = smb2_write_req_decode(req->pdu, req->len, &r);
 	if (ret)
 		return -EINVAL;
+	pl = &req->conn->x->placed;
+	placed = pl->cookie && req->single && pl->len == r.length &&
+		 r.data.p == req->pdu + pl->off;
+	if (placed) {
+		/* counted when the payload was placed */
+		req->cseq = req->conn->place.cseq;
+		req->conn->place.cseq.o = NULL;
+	}
 	ret = srv_req_open(req, &r.fid, &o);
 	if (ret)
 		return ret;
@@ -608,9 +617,7 @@ int smb_write(struct srv_req *req)
 	}
 	if (off > INT64_MAX || r.length > INT64_MAX - off)
 		return -EFBIG;
-	pl = &req->conn->x->placed;
-	if (pl->cookie == o && req->single && pl->len == r.length &&
-	    r.data.p == req->pdu + pl->off) {
+	if (placed && req->conn->place.o == o) {
 		/* the payload is in the mapping already: make it persistent */
 		dax_persist(o->file->dax, pl->dst, pl->len);
 		req->conn->stats.tcp_zero_copy_bytes += pl->len;

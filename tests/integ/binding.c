@@ -91,16 +91,25 @@ static void still_serving(const char *after)
 	raw_close(&r);
 }
 
-static bool read_is(struct raw *r, const struct smb2_fid *fid, uint64_t off,
-		    const char *want)
+/* The bytes at off are want (and the file ends there if it says so). */
+static bool read_is_at(struct raw *r, const struct smb2_fid *fid, uint64_t off,
+		       const char *want, bool to_eof)
 {
 	char buf[128];
 	uint32_t got;
 	size_t n = strlen(want);
 
-	if (raw_read(r, fid, off, buf, sizeof(buf), &got) || got != n)
+	if (n >= sizeof(buf) ||
+	    raw_read(r, fid, off, buf, to_eof ? sizeof(buf) : (uint32_t)n, &got) ||
+	    got != n)
 		return false;
 	return !memcmp(buf, want, n);
+}
+
+static bool read_is(struct raw *r, const struct smb2_fid *fid, uint64_t off,
+		    const char *want)
+{
+	return read_is_at(r, fid, off, want, true);
 }
 
 static void hold(void)
@@ -295,6 +304,61 @@ out:
 	raw_close(&b);
 }
 
+/*
+ * A DAX share over TCP receives a large unsigned WRITE straight into the
+ * file's mapping. A stale one must not land there: the file keeps what
+ * the current ChannelSequence wrote.
+ */
+static void case_chanseq_dax(void)
+{
+	struct raw a = { .fd = -1 };
+	struct smb2_fid fid;
+	static char blk[128 << 10];
+	char want[101];
+	int i;
+
+	/* SMB 3.0: no signing, so the WRITE qualifies for placement */
+	if (raw_session(&a, host, port, SMB2_DIALECT_300, &user1, share)) {
+		BAD("set-up of an SMB 3.0 session failed");
+		return;
+	}
+	EXPECT(!a.sign, "the 3.0 session does not sign");
+	if (raw_create(&a, "seqdax.bin", FILE_GENERIC_READ | FILE_GENERIC_WRITE,
+		       FILE_OVERWRITE_IF, 0, &fid)) {
+		BAD("create: %s", raw_sname(a.status));
+		goto out;
+	}
+	memset(blk, 'A', sizeof(blk));
+	a.chanseq = 1;
+	/* the DAX store maps growth in steps of 1 MiB */
+	for (i = 0; i < 8; i++)
+		if (raw_write(&a, &fid, (uint64_t)i * sizeof(blk), blk, sizeof(blk)))
+			break;
+	EXPECT(i == 8, "1 MiB with ChannelSequence 1 (the file grows, then is mapped)");
+	EXPECT(raw_write(&a, &fid, 0, blk, 64 << 10) == 0,
+	       "64 KiB more over the mapped range (placed in the mapping)");
+	memset(blk, 'B', sizeof(blk));
+	a.chanseq = 0;
+	EXPECT(raw_write(&a, &fid, 0, blk, 64 << 10) == STATUS_FILE_NOT_AVAILABLE,
+	       "a 64 KiB WRITE with the stale ChannelSequence 0: %s",
+	       raw_sname(a.status));
+	a.chanseq = 1;
+	memset(want, 'A', 100);
+	want[100] = 0;
+	EXPECT(read_is_at(&a, &fid, 0, want, false) &&
+	       read_is_at(&a, &fid, (64 << 10) - 100, want, false),
+	       "the stale WRITE left the file as it was");
+	a.replay = true;
+	EXPECT(raw_write(&a, &fid, 0, blk, 64 << 10) == 0,
+	       "the same WRITE replayed with the current ChannelSequence goes");
+	a.replay = false;
+	memset(want, 'B', 100);
+	EXPECT(read_is_at(&a, &fid, 0, want, false), "... and lands");
+	EXPECT(raw_close_fid(&a, &fid) == 0, "close");
+out:
+	raw_close(&a);
+}
+
 static void case_off(void)
 {
 	struct raw a = { .fd = -1 }, b = { .fd = -1 };
@@ -316,6 +380,7 @@ static const struct {
 	{ "good", case_good },
 	{ "refused", case_refused },
 	{ "chanseq", case_chanseq },
+	{ "chanseq-dax", case_chanseq_dax },
 	{ "off", case_off },
 };
 
@@ -324,7 +389,7 @@ int main(int argc, char **argv)
 	size_t i;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: binding HOST PORT SHARE good|refused|chanseq|off\n");
+		fprintf(stderr, "usage: binding HOST PORT SHARE good|refused|chanseq|chanseq-dax|off\n");
 		return 2;
 	}
 	host = argv[1];

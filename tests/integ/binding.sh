@@ -5,7 +5,8 @@
 # file, rdaxd reports both channels of the session (SIGUSR1), the
 # session outlives its first connection; every refused bind gets Samba's
 # status and harms nothing; a stale ChannelSequence is refused with
-# STATUS_FILE_NOT_AVAILABLE; `server multi channel support = no` refuses
+# STATUS_FILE_NOT_AVAILABLE, also for a WRITE a DAX share would receive
+# straight into the file's mapping; `server multi channel support = no` refuses
 # binds. After each case rdaxd serves a new client and ends idle.
 . "$(dirname "$0")/lib.sh"
 BIN=$B/tests/binding
@@ -13,7 +14,7 @@ BIN=$B/tests/binding
 
 make_user "$T/passdb" alice 'bind pw alice'
 make_user "$T/passdb" bob 'bind pw bob'
-share_dir "$T/share"
+share_dir "$T/share" "$T/dax"
 conf() {
 	cat >"$T/smb.conf" <<CONF
 [global]
@@ -24,6 +25,10 @@ conf() {
 	path = $T/share
 	read only = no
 	guest ok = yes
+[dax]
+	path = $T/dax
+	store = dax
+	read only = no
 CONF
 }
 export BIND_USER=alice BIND_PW='bind pw alice' BIND_USER2=bob BIND_PW2='bind pw bob'
@@ -31,7 +36,7 @@ export BIND_USER=alice BIND_PW='bind pw alice' BIND_USER2=bob BIND_PW2='bind pw 
 run_case() {
 	_c=$1
 	shift
-	"$@" "$BIN" 127.0.0.1 "$PORT" data "$_c" >"$T/$_c.out" 2>&1
+	"$@" "$BIN" 127.0.0.1 "$PORT" "${BIND_SHARE:-data}" "$_c" >"$T/$_c.out" 2>&1
 	_rc=$?
 	sed 's/^/    /' "$T/$_c.out"
 	if [ $_rc = 0 ]; then
@@ -42,7 +47,8 @@ run_case() {
 }
 
 conf yes
-start_rdaxd srv --config "$T/smb.conf"
+# the DAX store on an ordinary file system (see dax_store.sh)
+PMEM2_FORCE_GRANULARITY=CACHE_LINE start_rdaxd srv --config "$T/smb.conf"
 log=$T/srv.log
 
 # good, held while rdaxd is asked what it holds
@@ -81,12 +87,19 @@ grep -q 'binding to session 0x[0-9a-f]* refused: unsigned' "$log" &&
 	ok "the log says an unsigned bind was refused" ||
 	not_ok "no log line for the unsigned bind"
 run_case chanseq
+n0=$(wc -l <"$log")
+BIND_SHARE=dax run_case chanseq-dax
+kill -USR1 "$RDAXD_PID"
+sleep 0.5
+tail -n +$((n0 + 1)) "$log" | grep -Eq 'tcp_zero_copy_bytes ([1-9][0-9]{4,})' &&
+	ok "the DAX case's current WRITEs were received into the mapping" ||
+	not_ok "no WRITE was received into the mapping (tcp_zero_copy_bytes)"
 rdaxd_idle "$log" && ok "rdaxd holds no connection, session or open afterwards" ||
 	not_ok "state left in rdaxd after the binding cases"
 stop_rdaxd && ok "rdaxd exits cleanly" || not_ok "rdaxd exit status"
 
 conf no
-start_rdaxd off --config "$T/smb.conf"
+PMEM2_FORCE_GRANULARITY=CACHE_LINE start_rdaxd off --config "$T/smb.conf"
 log=$T/off.log
 run_case off
 grep -q 'server multi channel support = no' "$log" &&
