@@ -144,3 +144,32 @@ vm_peers_dir() {
 	} | sha256sum | cut -c1-12)
 	echo "$(vm_cache_dir)/$kver/smbdirect-$key"
 }
+
+# vm_tap_compare TAP WHY NAME...: the guest's TAP lines in file TAP
+# against the checks its suite declared (NAME..., from SUITE --list):
+# each declared check with no line is "not ok NAME - no result" (WHY: how
+# the run ended), and a line of a name not declared, or a second line of
+# one, fails the plan. Returns 1 when it printed any "not ok".
+vm_tap_compare() {
+	_tap=$1 _why=$2
+	shift 2
+	_bad=0
+	for _n in "$@"; do
+		grep -qE "^(not )?ok $_n( |\$)" "$_tap" && continue
+		echo "not ok $_n - no result: the guest stopped before it ($_why)"
+		_bad=1
+	done
+	for _n in $(sed -nE 's/^(not )?ok ([^ ]+).*/\2/p' "$_tap" | sort | uniq -c |
+		awk '$1 > 1 { print $2 }'); do
+		echo "not ok vm-plan - $_n reported more than once"
+		_bad=1
+	done
+	for _n in $(sed -nE 's/^(not )?ok ([^ ]+).*/\2/p' "$_tap"); do
+		case " $* " in
+		*" $_n "*) ;;
+		*) echo "not ok vm-plan - $_n reported but not declared by its suite (--list)"
+		   _bad=1 ;;
+		esac
+	done
+	return $_bad
+}
