@@ -183,15 +183,19 @@ readme-perf:
 	bench/perf-md.py --readme README.md build/bench/rdma-to-dax.json build/bench/smbdirect.json build/bench/tcp.json
 
 # `make check` installs what is missing, builds, and runs every tier this
-# machine allows (the VM tier when qemu can boot).
-check: deps fetch-fio
+# machine allows (the VM tier when qemu can boot). deps and fetch-fio
+# both run apt-get, which cannot run twice at once: fetch-fio comes after
+# deps in the recipe, never beside it under make -j.
+check: deps
+	$(MAKE) fetch-fio
 	$(MAKE) tests
 	tests/run.sh
 
 check-host: tests
 	RDAX_SKIP_VM=1 tests/run.sh
 
-check-vm: deps fetch-fio
+check-vm: deps
+	$(MAKE) fetch-fio
 	$(MAKE) tests
 	tests/run.sh vm
 
@@ -202,7 +206,8 @@ check-asan: fetch-fio
 		EXTRA_CFLAGS=-fno-sanitize-recover=all tests
 	B=build-asan RDAX_SKIP_VM=1 tests/run.sh unit integ
 
-demo: deps fetch-fio
+demo: deps
+	$(MAKE) fetch-fio
 	$(MAKE) all
 	tools/demo.sh
 

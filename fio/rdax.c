@@ -161,10 +161,14 @@ static void rdax_fio_notice(void *arg, const char *msg)
 static int rdax_fio_fail(struct thread_data *td, struct rdax_fio_data *d,
 			 int ret, const char *what)
 {
+	int err = ret < 0 ? -ret : ret;
+
 	log_err("fio-rdax: %s: %s\n", what,
 		rdax_errmsg(d ? d->conn : NULL)[0] ? rdax_errmsg(d ? d->conn : NULL) :
-		strerror(-ret));
-	return ret < 0 ? -ret : ret;
+		strerror(err));
+	/* the job's error: fio exits non-zero (an open_file hook's return alone does not) */
+	td_verror(td, err, what);
+	return err;
 }
 
 static int rdax_fio_init(struct thread_data *td)

@@ -4,7 +4,8 @@
 # prints one "N passed, N failed, N skipped" line. A test exits 0 (pass),
 # 77 (skip) or anything else (fail). A test that passed counts each
 # "SKIP-CASE: PART: reason" line it printed as one more skip: the parts
-# it could not run here.
+# it could not run here. A test that exits 77 is one skip, whatever it
+# printed before (its reason is its "SKIP: " line).
 #
 # usage: tests/run.sh [TIER...]   tiers: unit integ vm (default: all)
 #        RDAX_SKIP_VM=1 leaves the VM tier out; TEST_TIMEOUT=secs per test.
@@ -83,7 +84,7 @@ run_one() { # name timeout cmd...
 	0) pass=$((pass + 1)); printf '  PASS  %-40s %3ss\n' "$name" "$dur"
 		skip_cases "$name" "$log" ;;
 	77) skip=$((skip + 1)); skipped="$skipped $name"
-		why=$(grep -m1 '^SKIP' "$log" | cut -c1-90)
+		why=$(grep -m1 '^SKIP: ' "$log" | cut -c1-90)
 		printf '  SKIP  %-40s %3ss  %s\n' "$name" "$dur" "$why" ;;
 	*) fail=$((fail + 1)); failed="$failed $name"
 		[ $rc = 124 ] && echo "TIMEOUT after ${t}s" >>"$log"
@@ -118,7 +119,7 @@ run_suite() { # name timeout cmd...
 	done <"$log"
 	if [ $rc = 77 ] && [ $n = 0 ]; then
 		skip=$((skip + 1))
-		printf '  SKIP  %-40s %s\n' "$name" "$(grep -m1 '^SKIP' "$log" | cut -c1-90)"
+		printf '  SKIP  %-40s %s\n' "$name" "$(grep -m1 '^SKIP: ' "$log" | cut -c1-90)"
 	elif [ $rc != 0 ] && [ $rc != 77 ] && ! grep -q '^not ok ' "$log"; then
 		fail=$((fail + 1)); failed="$failed $name"
 		[ $rc = 124 ] && echo "TIMEOUT after ${t}s" >>"$log"

@@ -11,10 +11,15 @@ for qd in 1 8 32; do
 		"$B/tests/async_io" --guest "smb://127.0.0.1:$PORT/data/async$qd.bin" $qd
 	sed 's/^/    /' "$T/check.out" | grep -v '^    ok:' | head -5
 done
-check "rdax_ioq at depth 8 on a signed session" \
+# signed: the client says so (async_io fails unless rdax_conn_info shows
+# signing), and so does rdaxd's log line of the session
+n0=$(wc -l <"$T/srv.log")
+check_output "rdax_ioq at depth 8 on a signed session" "^session: .*, signing on" \
 	"$B/tests/async_io" --sign --user alice --password-file "$T/alice.pw" \
 	"smb://127.0.0.1:$PORT/data/signed.bin" 8
 sed 's/^/    /' "$T/check.out" | grep -v '^    ok:' | head -5
+check_output "... rdaxd logged the session signed" "session .* for alice as alice, SMB 3.1.1, signed" \
+	tail -n +$((n0 + 1)) "$T/srv.log"
 check "rdaxd is still running" kill -0 "$RDAXD_PID"
 check "SIGTERM stops rdaxd cleanly" stop_rdaxd
 
@@ -30,7 +35,7 @@ if [ "$(id -u)" = 0 ]; then
 				"$B/tests/async_io" $SA "smb://127.0.0.1:$SMBD_PORT/data/async$qd.bin" $qd
 			sed 's/^/    /' "$T/check.out" | grep -v '^    ok:' | head -5
 		done
-		check "rdax_ioq at depth 8 on a signed session against smbd" \
+		check_output "rdax_ioq at depth 8 on a signed session against smbd" "^session: .*, signing on" \
 			"$B/tests/async_io" --sign $SA "smb://127.0.0.1:$SMBD_PORT/data/signed.bin" 8
 		sed 's/^/    /' "$T/check.out" | grep -v '^    ok:' | head -5
 	else

@@ -10,6 +10,9 @@
  * encryption, one inline message. rdax_conn_stats_reset() zeroes every
  * counter, the MR cache's included.
  *
+ * With --sign, the session must be signed: rdax_conn_info() says so, and
+ * the "session:" line names what was negotiated.
+ *
  * usage: async_io [--rdma] [--sign] [--timeout MS] [--guest | --user U --password-file F] URL DEPTH
  */
 #include <errno.h>
@@ -49,6 +52,7 @@ int main(int argc, char **argv)
 	unsigned int depth, done, i, b, k;
 	uint32_t *order;
 	uint8_t *buf, *rbuf;
+	bool sign = false;
 	int a = 1, n, ret;
 
 	if (rdax_cfg_new(&cfg))
@@ -58,8 +62,10 @@ int main(int argc, char **argv)
 			rdax_cfg_set_transport(cfg, RDAX_TRANSPORT_RDMA);
 		else if (!strcmp(argv[a], "--guest"))
 			rdax_cfg_set_guest(cfg, true);
+		else if (!strcmp(argv[a], "--sign") && rdax_cfg_set_signing(cfg, true))
+			return 2;
 		else if (!strcmp(argv[a], "--sign"))
-			rdax_cfg_set_signing(cfg, true);
+			sign = true;
 		else if (!strcmp(argv[a], "--timeout") && a + 1 < argc &&
 			 rdax_cfg_set_timeout(cfg, atoi(argv[++a])))
 			return 2;
@@ -81,6 +87,11 @@ int main(int argc, char **argv)
 		BAD("connect: %s", rdax_errmsg(NULL));
 		return 1;
 	}
+	rdax_conn_info(c, &ci);
+	printf("session: dialect 0x%04x over %s, signing %s, encryption %s\n", ci.dialect,
+	       ci.transport, ci.signing ? "on" : "off", ci.encryption ? "on" : "off");
+	if (sign && !ci.signing)
+		BAD("--sign, but the session is not signed");
 	if (rdax_tree_connect(c, u.share, &t) ||
 	    rdax_open(t, u.path, O_RDWR | O_CREAT | O_TRUNC, &f)) {
 		BAD("open %s: %s", u.path, rdax_errmsg(c));
@@ -109,7 +120,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* signed over SMB-Direct the data goes inline: one message (~1 MiB) */
-	rdax_conn_info(c, &ci);
 	if (rdax_ioq_max_io(q) < (ci.signing && !strcmp(ci.transport, "smbdirect") ?
 				  (256u << 10) : (1u << 20)))
 		BAD("max I/O %zu below 1 MiB", rdax_ioq_max_io(q));

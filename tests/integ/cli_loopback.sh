@@ -87,11 +87,30 @@ check_fails_output "read-only share refuses writes" "ACCESS_DENIED|WRITE_PROTECT
 	$RDAX $A put "$T/alice.pw" "$U/ro/new.txt"
 check "read-only share is untouched" test ! -e "$T/ro/new.txt"
 
-# signing and encryption from our own client
-check "signed session" $RDAX $A --sign get "$U/ro/readme.txt" "$T/r1"
-check "encrypted session" $RDAX $A --encrypt get "$U/ro/readme.txt" "$T/r2"
-check "SMB 3.0 signed" $RDAX $A --sign --max-protocol SMB3_00 ls "$U/data"
-check "SMB 2.1 signed" $RDAX $A --sign --max-protocol SMB2_10 ls "$U/data"
+# signing and encryption from our own client: rdax --stats reports what
+# was negotiated, rdaxd logs each session's dialect and whether it is
+# signed, and the capture shows encrypted data sealed
+# srv_log_since N: rdaxd's log after its first N lines
+srv_log_since() { tail -n +$(($1 + 1)) "$T/srv.log"; }
+n0=$(wc -l <"$T/srv.log")
+check_output "signed session (client report)" "^session: SMB 3.1.1 over tcp, signing on, encryption off" \
+	$RDAX $A --stats --sign get "$U/ro/readme.txt" "$T/r1"
+check "... data intact" cmp "$T/ro/readme.txt" "$T/r1"
+check_output "... rdaxd logged it signed" "for alice as alice, SMB 3.1.1, signed" srv_log_since "$n0"
+head -c 65536 /dev/urandom >"$T/enc.bin"
+capture_start enc "$PORT"
+check_output "encrypted session (client report)" "^session: SMB 3.1.1 over tcp, signing off, encryption on" \
+	$RDAX $A --stats --encrypt put "$T/enc.bin" "$U/data/enc.bin"
+capture_stop
+check "... data intact" cmp "$T/enc.bin" "$T/share/enc.bin"
+check_wire "... on the wire: every message after the setup sealed, no data in clear" \
+	enc "$PORT" 'w["sealed"] > 4 and w["plain_pdus"] == 0 and not w["pattern_seen"]' "$T/enc.bin"
+for m in SMB3_00:3.0 SMB2_10:2.1; do
+	n0=$(wc -l <"$T/srv.log")
+	check_output "SMB ${m#*:} signed (client report)" "^session: SMB ${m#*:} over tcp, signing on, encryption off" \
+		$RDAX $A --stats --sign --max-protocol ${m%:*} ls "$U/data"
+	check_output "... rdaxd logged it signed" "for alice as alice, SMB ${m#*:}, signed" srv_log_since "$n0"
+done
 
 # get and put into directories, like cp: DIR/NAME
 mkdir "$T/dl"

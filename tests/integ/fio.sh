@@ -77,7 +77,7 @@ check_fails_output "a world-readable password file is refused" "bad.pw: readable
 	--share=data --user=bob --password_file="$T/bad.pw" --filename=x --size=1m
 check_fails_output "a block size above the server's maximum is refused" "above the server's" \
 	fio --name=e4 $A --filename=big.bin --rw=write --bs=16m --size=16m
-check_output "--readonly read of a missing file names it" \
+check_fails_output "--readonly read of a missing file fails and names it" \
 	"fio-rdax: none.bin: .*OBJECT_NAME_NOT_FOUND" \
 	fio --readonly --name=e5 $A --filename=none.bin --rw=read --size=1m
 check "rdaxd is still running" kill -0 "$RDAXD_PID"

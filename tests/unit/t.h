@@ -12,7 +12,8 @@
  *   T_SKIP("why")                  exit 77 with a SKIP line
  *   t_skip_case("name", "why")     one part did not run: counted as a skip
  *   return t_done();               0 if everything passed, else 1; a test
- *                                  that ran no checks fails
+ *                                  that ran no checks fails (77 if it
+ *                                  skipped every part instead)
  */
 #ifndef RDAX_TESTS_T_H
 #define RDAX_TESTS_T_H
@@ -26,6 +27,7 @@
 
 static int t_failures;
 static int t_checks;
+static int t_skips;
 static const char *t_cur = "";
 
 static inline void t_section(const char *name)
@@ -164,12 +166,18 @@ static inline void t_hexeq(const char *file, int line, const char *what,
  */
 static inline void t_skip_case(const char *name, const char *why)
 {
+	t_skips++;
 	printf("SKIP-CASE: %s: %s\n", name, why);
 	fflush(stdout);
 }
 
 static inline int t_done(void)
 {
+	if (!t_checks && t_skips) {
+		/* every part was skipped: the test is one skip */
+		printf("SKIP: none of its %d part(s) could run here\n", t_skips);
+		return 77;
+	}
 	if (!t_checks) {
 		printf("FAIL: no checks ran\n");
 		return 1;

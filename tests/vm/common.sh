@@ -74,21 +74,44 @@ vm_pick_accel() {
 	fi
 }
 
-# Why this host cannot boot the VM; empty when it can.
-vm_cannot_boot() {
+# What stops this host from booting the VM with kernel $1, in two kinds
+# (both empty when it can boot):
+#   vm_missing  what tools/deps.sh vm installs is missing: a failure,
+#               since `make check` runs deps.sh first
+#   vm_cannot   what this machine cannot do, for a reason outside the
+#               repository: a skip. Not being root is one: deps.sh could
+#               not install what is missing, nor can the kernel be read.
+vm_probe() {
 	kver=$1
+	vm_missing= vm_cannot=
 	if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
-		echo "qemu-system-x86_64 not installed (tools/deps.sh vm)"
+		vm_missing="qemu-system-x86_64 (qemu-system-x86)"
 	elif [ -z "$kver" ]; then
-		echo "no kernel image with modules in /boot (linux-image-amd64)"
-	elif [ ! -r "/boot/vmlinuz-$kver" ]; then
-		echo "/boot/vmlinuz-$kver missing or unreadable"
-	elif [ ! -d "/lib/modules/$kver/kernel" ]; then
-		echo "/lib/modules/$kver missing"
+		vm_missing="a kernel image with modules in /boot (linux-image-amd64)"
+	elif [ ! -e "/boot/vmlinuz-$kver" ] || [ ! -d "/lib/modules/$kver/kernel" ]; then
+		vm_missing="/boot/vmlinuz-$kver and /lib/modules/$kver (linux-image-$kver)"
 	elif ! busybox_static >/dev/null; then
-		echo "no static busybox (busybox-static)"
+		vm_missing="a static busybox (busybox-static)"
 	elif ! command -v cpio >/dev/null 2>&1; then
-		echo "cpio not installed"
+		vm_missing="cpio"
+	fi
+	if [ -n "$vm_missing" ]; then
+		[ "$(id -u)" = 0 ] && return 0
+		vm_cannot="$vm_missing is not installed and only root can install it (tools/deps.sh vm)"
+		vm_missing=
+	elif [ ! -r "/boot/vmlinuz-$kver" ]; then
+		vm_cannot="/boot/vmlinuz-$kver is readable by root only"
+	elif ! vm_qemu_out=$(qemu-system-x86_64 -version 2>&1); then
+		vm_cannot="qemu-system-x86_64 does not run here: $(echo "$vm_qemu_out" | head -n 1)"
+	fi
+}
+
+# vm_probe's verdict as a sentence; empty when the VM can boot
+vm_why() {
+	if [ -n "$vm_missing" ]; then
+		echo "$vm_missing is not installed (tools/deps.sh vm installs it)"
+	elif [ -n "$vm_cannot" ]; then
+		echo "$vm_cannot"
 	fi
 }
 
@@ -120,4 +143,33 @@ vm_peers_dir() {
 		cat "$top"/tests/vm/patches/*.patch
 	} | sha256sum | cut -c1-12)
 	echo "$(vm_cache_dir)/$kver/smbdirect-$key"
+}
+
+# vm_tap_compare TAP WHY NAME...: the guest's TAP lines in file TAP
+# against the checks its suite declared (NAME..., from SUITE --list):
+# each declared check with no line is "not ok NAME - no result" (WHY: how
+# the run ended), and a line of a name not declared, or a second line of
+# one, fails the plan. Returns 1 when it printed any "not ok".
+vm_tap_compare() {
+	_tap=$1 _why=$2
+	shift 2
+	_bad=0
+	for _n in "$@"; do
+		grep -qE "^(not )?ok $_n( |\$)" "$_tap" && continue
+		echo "not ok $_n - no result: the guest stopped before it ($_why)"
+		_bad=1
+	done
+	for _n in $(sed -nE 's/^(not )?ok ([^ ]+).*/\2/p' "$_tap" | sort | uniq -c |
+		awk '$1 > 1 { print $2 }'); do
+		echo "not ok vm-plan - $_n reported more than once"
+		_bad=1
+	done
+	for _n in $(sed -nE 's/^(not )?ok ([^ ]+).*/\2/p' "$_tap"); do
+		case " $* " in
+		*" $_n "*) ;;
+		*) echo "not ok vm-plan - $_n reported but not declared by its suite (--list)"
+		   _bad=1 ;;
+		esac
+	done
+	return $_bad
 }
