@@ -58,7 +58,7 @@ int srv_state_init(struct srv *s)
 	s->sessions = cds_lfht_new(SESSION_BUCKETS, SESSION_BUCKETS, SESSION_BUCKETS, 0, NULL);
 	s->trees = cds_lfht_new(SESSION_BUCKETS, SESSION_BUCKETS, SESSION_BUCKETS, 0, NULL);
 	s->opens = cds_lfht_new(OPEN_BUCKETS, OPEN_BUCKETS, OPEN_BUCKETS, 0, NULL);
-	if (!s->sessions || !s->trees || !s->opens) {
+	if (!s->sessions || !s->trees || !s->opens || srv_lease_table_init(s)) {
 		srv_state_free(s);
 		return -ENOMEM;
 	}
@@ -76,6 +76,8 @@ void srv_state_free(struct srv *s)
 	if (s->opens)
 		cds_lfht_destroy(s->opens, NULL);
 	s->sessions = s->trees = s->opens = NULL;
+	if (s->lease_tab)
+		srv_lease_table_free(s);
 }
 
 void srv_state_thread_enter(void)

@@ -28,7 +28,7 @@ static int open_info(struct srv_open *o, struct fscc_info *fi)
 	fi->access = o->access;
 	fi->position = o->position;
 	fi->mode = o->mode;
-	fi->delete_pending = srv_file_delete_pending(o->share, o->file);
+	fi->delete_pending = srv_file_delete_pending(o->file);
 	return 0;
 }
 
@@ -69,7 +69,7 @@ static int query_file(struct srv_req *req, struct srv_open *o,
 	if (r->info_class == FileAllInformation ||
 	    r->info_class == FileNameInformation ||
 	    r->info_class == FileNormalizedNameInformation) {
-		ret = srv_file_path(o->share, o->file, path, sizeof(path));
+		ret = srv_file_path(o->file, path, sizeof(path));
 		if (ret)
 			return ret;
 		nlen = srv_path_to_utf16(path, true, name16, sizeof(name16));
@@ -230,7 +230,7 @@ static int set_disposition(struct srv_open *o, bool del)
 		if (!ret)
 			return -ENOTEMPTY;
 	}
-	return srv_file_set_delete(o->share, o->file, del, o->ident);
+	return srv_file_set_delete(o->file, del, o->ident);
 }
 
 static int target_path(const struct smb2_buf *b, char *out, size_t cap)
@@ -263,8 +263,8 @@ static int set_rename(struct srv_open *o, const struct smb2_buf *b, bool link)
 		return -E_SMB_OBJECT_NAME_INVALID;
 	replace = b->p[0];
 	if (!link)
-		return srv_file_rename(sh, o->file, to, replace);
-	ret = srv_file_path(sh, o->file, from, sizeof(from));
+		return srv_file_rename(o->file, to, replace);
+	ret = srv_file_path(o->file, from, sizeof(from));
 	if (ret)
 		return ret;
 	if (replace) {
@@ -318,6 +318,7 @@ int smb_set_info(struct srv_req *req)
 			return -EACCES;
 		if (o->is_dir)
 			return -E_SMB_INVALID_DEVICE_REQUEST;
+		srv_oplock_contend(req->conn->srv, o);
 		if (r.info_class == FileEndOfFileInformation) {
 			ret = srv_ftruncate(o, get_le64(r.data.p));
 		} else {
@@ -482,7 +483,7 @@ static int query_directory(struct srv_req *req, struct srv_open *o,
 	if (o->enum_done)
 		return -E_SMB_NO_MORE_FILES;
 	single = r.flags & SMB2_RETURN_SINGLE_ENTRY;
-	ret = srv_file_path(o->share, o->file, path, sizeof(path));
+	ret = srv_file_path(o->file, path, sizeof(path));
 	if (ret)
 		return ret;
 	at_root = !path[0];

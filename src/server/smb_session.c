@@ -99,6 +99,11 @@ static int negotiate_reply(struct srv_req *req, uint16_t dialect,
 	memcpy(r.server_guid, c->srv->guid, 16);
 	if (multi)
 		r.capabilities |= SMB2_GLOBAL_CAP_LARGE_MTU;
+	if (multi && cfg->leases) {
+		r.capabilities |= SMB2_GLOBAL_CAP_LEASING;
+		if (dialect >= SMB2_DIALECT_300 && cfg->dir_leases)
+			r.capabilities |= SMB2_GLOBAL_CAP_DIRECTORY_LEASING;
+	}
 	/* as Samba: to a 3.x client that asks for it */
 	if (dialect >= SMB2_DIALECT_300 && dialect != SMB2_DIALECT_WILDCARD &&
 	    cfg->multichannel && (c->client_caps & SMB2_GLOBAL_CAP_MULTI_CHANNEL))
@@ -865,8 +870,3 @@ int smb_change_notify(struct srv_req *req)
 	return -EOPNOTSUPP;
 }
 
-int smb_oplock_break(struct srv_req *req)
-{
-	/* no oplocks or leases are ever granted */
-	return -EINVAL;
-}
