@@ -184,30 +184,32 @@ static void notify_run(struct srv_worker *w, struct srv_work *wk)
 	}
 	if (!c || c->closing)
 		goto out;
-	ch = srv_channel_find(c, nw->sess_id);
-	if (!ch)
-		goto out;
+	/* to a session: on its channel here, sealed if it seals */
+	if (nw->sess_id) {
+		ch = srv_channel_find(c, nw->sess_id);
+		if (!ch)
+			goto out;
+	}
 	rb = srv_rbuf_get(w, nw->len);
 	if (!rb)
 		goto out;
 	memcpy(srv_rbuf_payload(rb), nw->pdu, nw->len);
 	rb->len = nw->len;
-	if (srv_send_response(c, rb, &out, 1, ch->sess->encrypt ? ch->sess : NULL) < 0)
+	if (srv_send_response(c, rb, &out, 1, ch && ch->sess->encrypt ? ch->sess : NULL) < 0)
 		c->closing = true;
 out:
 	free(nw);
 }
 
-bool srv_notify_session(struct srv_session *s, uint64_t hdr_session_id,
-			uint16_t command, const uint8_t *body, size_t len)
+static struct notify_work *notify_new(uint64_t hdr_session_id, uint16_t command,
+				      const uint8_t *body, size_t len)
 {
 	struct notify_work *nw;
-	struct srv_channel *ch;
 	struct smb2_hdr h = { 0 };
 
 	nw = calloc(1, sizeof(*nw) + SMB2_HDR_SIZE + len);
 	if (!nw)
-		return false;
+		return NULL;
 	h.command = command;
 	h.flags = SMB2_FLAGS_SERVER_TO_REDIR;
 	h.message_id = UINT64_MAX;
@@ -215,8 +217,95 @@ bool srv_notify_session(struct srv_session *s, uint64_t hdr_session_id,
 	smb2_hdr_encode(nw->pdu, &h);
 	memcpy(nw->pdu + SMB2_HDR_SIZE, body, len);
 	nw->len = SMB2_HDR_SIZE + len;
-	nw->sess_id = s->id;
 	nw->wk.fn = notify_run;
+	return nw;
+}
+
+/* ---- the connections of each client (by ClientGuid), oldest first ---- */
+
+void srv_client_add(struct srv_conn *c)
+{
+	struct srv *srv = c->srv;
+
+	pthread_mutex_lock(&srv->client_lock);
+	if (!c->in_clients) {
+		list_add_tail(&c->client_link, &srv->client_conns);
+		c->in_clients = true;
+	}
+	pthread_mutex_unlock(&srv->client_lock);
+}
+
+void srv_client_del(struct srv_conn *c)
+{
+	struct srv *srv = c->srv;
+
+	pthread_mutex_lock(&srv->client_lock);
+	if (c->in_clients) {
+		list_del(&c->client_link);
+		c->in_clients = false;
+	}
+	pthread_mutex_unlock(&srv->client_lock);
+}
+
+/* The worker this thread is (NULL elsewhere: identity and control threads). */
+static __thread struct srv_worker *cur_worker;
+
+void srv_async_thread_is(struct srv_worker *w)
+{
+	cur_worker = w;
+}
+
+/*
+ * On the target's own worker the notification goes out at once, ahead
+ * of the responses to what is still being read; elsewhere it is posted.
+ */
+static void notify_deliver(struct srv_worker *w, struct notify_work *nw)
+{
+	if (w == cur_worker)
+		notify_run(w, &nw->wk);
+	else
+		srv_worker_post(w, &nw->wk);
+}
+
+bool srv_notify_client(struct srv *srv, const uint8_t *guid, uint16_t command,
+		       const uint8_t *body, size_t len)
+{
+	struct notify_work *nw = notify_new(0, command, body, len);
+	struct srv_worker *w = NULL;
+	struct list_head *pos;
+
+	if (!nw)
+		return false;
+	pthread_mutex_lock(&srv->client_lock);
+	list_for_each(pos, &srv->client_conns) {
+		struct srv_conn *c = list_entry(pos, struct srv_conn, client_link);
+
+		if (memcmp(c->client_guid, guid, 16))
+			continue;
+		nw->c = c;
+		nw->conn_id = c->id;
+		w = c->w;
+		break;
+	}
+	pthread_mutex_unlock(&srv->client_lock);
+	if (!w) {
+		free(nw);
+		return false;
+	}
+	notify_deliver(w, nw);
+	return true;
+}
+
+bool srv_notify_session(struct srv_session *s, uint64_t hdr_session_id,
+			uint16_t command, const uint8_t *body, size_t len)
+{
+	struct notify_work *nw = notify_new(hdr_session_id, command, body, len);
+	struct srv_worker *w;
+	struct srv_channel *ch;
+
+	if (!nw)
+		return false;
+	nw->sess_id = s->id;
 	pthread_mutex_lock(&s->lock);
 	if (list_empty(&s->channels)) {
 		pthread_mutex_unlock(&s->lock);
@@ -227,7 +316,8 @@ bool srv_notify_session(struct srv_session *s, uint64_t hdr_session_id,
 	ch = list_entry(s->channels.prev, struct srv_channel, sess_link);
 	nw->c = ch->conn;
 	nw->conn_id = ch->conn->id;
-	srv_worker_post(ch->conn->w, &nw->wk);
+	w = ch->conn->w;
 	pthread_mutex_unlock(&s->lock);
+	notify_deliver(w, nw);
 	return true;
 }

@@ -88,6 +88,7 @@ int srv_conn_attach(struct srv_worker *w, struct xprt *x, struct srv_conn **out)
 	c->seq_range = 1;
 	list_init(&c->channels);
 	list_init(&c->asyncs);
+	list_init(&c->client_link);
 	list_add_tail(&c->worker_link, &w->conns);
 	w->nconns++;
 	pr_info("%s: connected (worker %d, %s)", x->peer, w->idx, x->ops->name);
@@ -118,6 +119,7 @@ void srv_conn_free(struct srv_conn *c)
 	c->closing = true;
 	/* requests waiting for breaks or locks end with it */
 	srv_async_conn_gone(c);
+	srv_client_del(c);
 	srv_rdev_conn_gone(c);
 	/* file I/O of its requests on the worker's ring finishes first */
 	while (c->store_active > 0 && c->w->ring)

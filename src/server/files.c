@@ -73,6 +73,60 @@ out_unlock:
 	return f;
 }
 
+struct srv_file *srv_file_find(struct srv_share *sh, dev_t dev, ino_t ino)
+{
+	struct srv_file_shard *sd = shard_of(sh, dev, ino);
+	struct list_head *pos;
+	struct srv_file *f = NULL;
+
+	pthread_mutex_lock(&sd->lock);
+	list_for_each(pos, &sd->files) {
+		struct srv_file *x = list_entry(pos, struct srv_file, link);
+
+		if (x->dev == dev && x->ino == ino) {
+			x->refs++;
+			f = x;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sd->lock);
+	return f;
+}
+
+/*
+ * A rename into a directory that someone holds open for DELETE is a
+ * sharing violation, as Samba's smbd has it (the Windows behaviour
+ * smbtorture checks).
+ */
+int srv_file_rename_target_ok(struct srv_share *sh, const char *to)
+{
+	char parent[4096];
+	const char *slash = strrchr(to, '/');
+	struct list_head *pos;
+	struct srv_file *f;
+	struct stat st;
+	int ret = 0;
+
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - to) : 0, to);
+	if (store_stat(&sh->root, parent, &st))
+		return 0;	/* the rename itself says what is wrong */
+	f = srv_file_find(sh, st.st_dev, st.st_ino);
+	if (!f)
+		return 0;
+	pthread_mutex_lock(&f->lock);
+	list_for_each(pos, &f->opens) {
+		struct srv_open *e = list_entry(pos, struct srv_open, file_link);
+
+		if (!e->disconnected && e->access & DELETE_ACCESS) {
+			ret = -E_SMB_SHARING_VIOLATION;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&f->lock);
+	srv_file_put(f);
+	return ret;
+}
+
 void srv_file_ref(struct srv_file *f)
 {
 	struct srv_file_shard *sd = shard_of(f->share, f->dev, f->ino);
@@ -212,7 +266,9 @@ static bool share_conflict(uint32_t ea, uint32_t esh, uint32_t a, uint32_t sh)
 
 bool srv_stat_open(uint32_t access)
 {
-	return !(access & ~(SYNCHRONIZE | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES));
+	const uint32_t bits = SYNCHRONIZE | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES;
+
+	return access & bits && !(access & ~bits);
 }
 
 bool srv_file_share_conflict_locked(struct srv_file *f, uint32_t access, uint32_t share)
@@ -227,7 +283,7 @@ bool srv_file_share_conflict_locked(struct srv_file *f, uint32_t access, uint32_
 		/* a disconnected durable open holds no share mode */
 		if (e->disconnected)
 			continue;
-		if (share_conflict(e->access, e->share_access, access, share))
+		if (share_conflict(e->sharing, e->share_access, access, share))
 			return true;
 	}
 	return false;

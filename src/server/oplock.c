@@ -11,7 +11,8 @@
  * - it is granted what it asked for less W when others have the file
  *   open, less R when byte-range locks exist, less H for a lease when
  *   plain opens exist, and no oplock while a handle lease exists;
- * - a write, truncate or lock breaks the others' read caching to none.
+ * - a write, truncate or lock breaks the others' read caching to none,
+ *   and the writer's own level II oplock.
  *
  * State lives under the file's lock. Notifications are collected while
  * it is held and sent afterwards, on a live channel of the holder's
@@ -47,7 +48,8 @@ uint64_t srv_now_ms(void)
 /* ---- notifications collected under the file lock ---- */
 
 struct brk_note {
-	uint64_t sess_id;		/* where to send it */
+	uint64_t sess_id;		/* an oplock's: its open's session */
+	uint8_t client_guid[16];	/* a lease's: the client's oldest connection */
 	bool lease;
 	struct smb2_oplock_break ob;
 	struct smb2_lease_break lb;
@@ -87,16 +89,18 @@ void srv_breaks_send(struct srv *srv, struct srv_breaks *b)
 	for (i = 0; i < b->n; i++) {
 		struct brk_note *n = &notes[i];
 
+		wcur_init(&w, body, sizeof(body));
+		if (n->lease) {
+			smb2_lease_break_encode(&w, &n->lb);
+			if (!srv_notify_client(srv, n->client_guid, SMB2_OPLOCK_BREAK, body, w.off))
+				log_ratelimited(LOG_INFO, "lease break: the client has no connection");
+			continue;
+		}
 		s = srv_session_lookup(srv, n->sess_id);
 		if (!s)
 			continue;
-		wcur_init(&w, body, sizeof(body));
-		if (n->lease)
-			smb2_lease_break_encode(&w, &n->lb);
-		else
-			smb2_oplock_break_encode(&w, &n->ob);
-		if (!srv_notify_session(s, n->lease ? 0 : s->id, SMB2_OPLOCK_BREAK,
-					body, w.off))
+		smb2_oplock_break_encode(&w, &n->ob);
+		if (!srv_notify_session(s, s->id, SMB2_OPLOCK_BREAK, body, w.off))
 			log_ratelimited(LOG_INFO, "break for session 0x%llx: no live channel",
 					(unsigned long long)s->id);
 		srv_session_put(s);
@@ -183,6 +187,8 @@ int srv_lease_table_init(struct srv *srv)
 	pthread_mutex_init(&srv->lease_lock, NULL);
 	pthread_mutex_init(&srv->brk_lock, NULL);
 	list_init(&srv->breaking);
+	pthread_mutex_init(&srv->client_lock, NULL);
+	list_init(&srv->client_conns);
 	return 0;
 }
 
@@ -304,20 +310,6 @@ static void lease_detach(struct srv *srv, struct srv_open *o)
 	free(l);
 }
 
-/* A session to reach the lease's client on: one of its opens'. */
-static uint64_t lease_sess_id(const struct srv_lease *l)
-{
-	struct list_head *pos;
-
-	list_for_each(pos, &l->opens) {
-		struct srv_open *o = list_entry(pos, struct srv_open, lease_link);
-
-		if (!o->disconnected)
-			return o->sess_id;
-	}
-	return 0;
-}
-
 /* ---- breaking ---- */
 
 static void lease_notify(struct srv_lease *l, uint32_t from, uint32_t to, uint32_t flags,
@@ -325,9 +317,7 @@ static void lease_notify(struct srv_lease *l, uint32_t from, uint32_t to, uint32
 {
 	struct brk_note n = { .lease = true };
 
-	n.sess_id = lease_sess_id(l);
-	if (!n.sess_id)
-		return;
+	memcpy(n.client_guid, l->client_guid, 16);
 	n.lb.new_epoch = l->version > 1 ? l->epoch : 0;
 	n.lb.flags = flags;
 	memcpy(n.lb.key, l->key, 16);
@@ -431,6 +421,37 @@ uint8_t srv_oplock_level(const struct srv_open *o)
 	}
 }
 
+static bool lease_stat_open(uint32_t access)
+{
+	const uint32_t bits = SYNCHRONIZE | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES |
+			      READ_CONTROL;
+
+	return access & bits && !(access & ~bits);
+}
+
+/*
+ * A rename by an open under a lease waits while other leases hold H:
+ * they break to keep the rest ([MS-SMB2] 3.3.5.21.1, as Samba). True if
+ * it must wait.
+ */
+bool srv_oplock_rename_locked(struct srv *srv, struct srv_open *o, struct srv_breaks *b)
+{
+	struct list_head *pos;
+	bool delay = false;
+
+	if (!o->lease)
+		return false;
+	list_for_each(pos, &o->file->leases) {
+		struct srv_lease *l = list_entry(pos, struct srv_lease, file_link);
+
+		if (l == o->lease || !(l->state & H))
+			continue;
+		lease_break(srv, l, l->state & ~H, b);
+		delay = true;
+	}
+	return delay;
+}
+
 /*
  * A disconnected durable open that must give up caching cannot hear a
  * break: it is closed instead ([MS-SMB2] 3.3.4.6).
@@ -455,9 +476,9 @@ int srv_oplock_open_locked(struct srv *srv, struct srv_file *f, struct srv_open 
 	struct list_head *pos;
 	int ret;
 
-	if (srv_stat_open(o->access))
+	if (srv_stat_open(o->sharing))
 		goto grant;
-	violation = srv_file_share_conflict_locked(f, o->access, o->share_access);
+	violation = srv_file_share_conflict_locked(f, o->sharing, o->share_access);
 	delay_mask = violation ? H : W;
 	will_overwrite = disposition == FILE_SUPERSEDE || disposition == FILE_OVERWRITE ||
 			 disposition == FILE_OVERWRITE_IF;
@@ -473,6 +494,9 @@ int srv_oplock_open_locked(struct srv *srv, struct srv_file *f, struct srv_open 
 		if (!e->lease)
 			got_oplock = true;
 		other = true;
+		/* an open for attributes and security only breaks no lease */
+		if (e->lease && lease_stat_open(o->sharing))
+			continue;
 		to = et & ~delay_mask;
 		if (will_overwrite)
 			to &= ~(H | R);
@@ -503,7 +527,9 @@ int srv_oplock_open_locked(struct srv *srv, struct srv_file *f, struct srv_open 
 	if (violation)
 		return -E_SMB_SHARING_VIOLATION;
 grant:
-	if (o->is_dir) {
+	if (!lc && cr->existed && srv_stat_open(o->sharing)) {
+		granted = 0;	/* an attributes-only open of a file gets no oplock */
+	} else if (o->is_dir) {
 		granted = 0;	/* no oplocks; directory leases: R and H only */
 		if (lc && srv->cfg->leases && srv->cfg->dir_leases)
 			granted = lc->state & (R | H);
@@ -600,7 +626,8 @@ void srv_oplock_contend(struct srv *srv, struct srv_open *o)
 	own = o->lease ? o->lease->state : o->oplock;
 	if (own & W)
 		return;
-	others = atomic_load(&f->rcache) - !!(own & R);
+	/* a level II oplock breaks even its own holder's; a lease does not */
+	others = atomic_load(&f->rcache) - (o->lease && (own & R));
 	if (others <= 0)
 		return;
 	srv_breaks_init(&b);
@@ -615,7 +642,7 @@ void srv_oplock_contend(struct srv *srv, struct srv_open *o)
 	list_for_each(pos, &f->opens) {
 		struct srv_open *e = list_entry(pos, struct srv_open, file_link);
 
-		if (e == o || e->lease || !(e->oplock & R))
+		if (e->lease || !(e->oplock & R))
 			continue;
 		oplock_break(srv, e, 0, &b);
 	}

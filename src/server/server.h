@@ -237,6 +237,7 @@ struct srv_open {
 	bool write_through;
 	uint32_t access;
 	uint32_t share_access;
+	uint32_t sharing;		/* access as share modes see it ([MS-FSA]) */
 	uint32_t mode;
 	uint64_t position;
 	/* file lock: the file's opens, and the open's caching state */
@@ -413,6 +414,8 @@ struct srv_conn {
 	struct list_head worker_link;
 	uint64_t id;			/* server-wide, never reused */
 	struct list_head asyncs;	/* srv_async.conn_link: answered later */
+	struct list_head client_link;	/* srv.client_conns (client_lock) */
+	bool in_clients;
 	uint64_t next_async_id;
 	struct srv *srv;
 	struct srv_worker *w;
@@ -548,6 +551,9 @@ struct srv {
 	/* leases by ClientGuid and key (oplock.c) */
 	pthread_mutex_t lease_lock;
 	struct list_head *lease_tab;
+	/* negotiated connections, oldest first: lease breaks find a client's */
+	pthread_mutex_t client_lock;
+	struct list_head client_conns;
 	/* files with an oplock or lease break in flight: the timer's */
 	pthread_mutex_t brk_lock;
 	struct list_head breaking;
@@ -709,6 +715,14 @@ void srv_dispatch_resume(struct srv_async *a);
  * channel; false if it has none. Unsolicited: MessageId -1, unsigned. */
 bool srv_notify_session(struct srv_session *s, uint64_t hdr_session_id,
 			uint16_t command, const uint8_t *body, size_t len);
+/* ... or to a client (by ClientGuid) on its oldest connection (leases). */
+bool srv_notify_client(struct srv *srv, const uint8_t *guid, uint16_t command,
+		       const uint8_t *body, size_t len);
+/* A worker thread says which it is (notifications to it go at once). */
+void srv_async_thread_is(struct srv_worker *w);
+/* Connections by client, for srv_notify_client: from NEGOTIATE to close. */
+void srv_client_add(struct srv_conn *c);
+void srv_client_del(struct srv_conn *c);
 
 /* File data moved by a READ or WRITE: the connection's and the channel's counters. */
 static inline void srv_req_count_io(struct srv_req *req, bool write, uint64_t n)
@@ -849,6 +863,9 @@ void srv_chanseq_done(struct srv_chanseq *cs);
 struct srv_file *srv_file_get(struct srv_share *sh, dev_t dev, ino_t ino,
 			      const char *path, bool is_dir);
 void srv_file_ref(struct srv_file *f);
+/* The file if it is open (a reference), else NULL. */
+struct srv_file *srv_file_find(struct srv_share *sh, dev_t dev, ino_t ino);
+int srv_file_rename_target_ok(struct srv_share *sh, const char *to);
 /* The last reference unlinks a delete-pending file. */
 void srv_file_put(struct srv_file *f);
 bool srv_file_delete_pending(struct srv_file *f);
@@ -868,6 +885,7 @@ void srv_open_leave_file(struct srv_open *o);
 /* What a CREATE asks for. */
 struct srv_cache_req {
 	uint8_t oplock;			/* RequestedOplockLevel */
+	bool existed;			/* the open did not create the file */
 	bool lease;			/* an RqLs context came */
 	struct smb2_lease_ctx lc;
 };
@@ -898,6 +916,7 @@ int srv_lease_check_key(struct srv *srv, struct srv_file *f, const uint8_t *guid
 size_t srv_lease_rsp(const struct srv_open *o, uint8_t *buf);
 uint8_t srv_oplock_level(const struct srv_open *o);
 void srv_oplock_close_locked(struct srv *srv, struct srv_open *o);
+bool srv_oplock_rename_locked(struct srv *srv, struct srv_open *o, struct srv_breaks *b);
 /* A write, truncate or lock by o breaks the others' read caching. */
 void srv_oplock_contend(struct srv *srv, struct srv_open *o);
 /* Breaks not acknowledged in time (the control thread's timer). */

@@ -463,6 +463,8 @@ int smb_create(struct srv_req *req)
 	o->path_only = path_only;
 	o->access = access;
 	o->share_access = r.share_access;
+	/* an overwrite writes: sharing and breaks see it so ([MS-FSA] 2.1.5.1.2) */
+	o->sharing = access | (truncate ? FILE_WRITE_DATA : 0);
 	o->write_through = r.options & FILE_WRITE_THROUGH;
 	o->delete_on_close = r.options & FILE_DELETE_ON_CLOSE;
 	memcpy(o->client_guid, req->conn->client_guid, sizeof(o->client_guid));
@@ -472,6 +474,7 @@ int smb_create(struct srv_req *req)
 		ret = -ENOMEM;
 		goto out_free_open;
 	}
+	cx.cache.existed = action != FILE_CREATED;
 	ret = create_join_file(req, o, &cx, r.disposition);
 	if (ret)
 		goto out_put_file;

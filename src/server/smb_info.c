@@ -247,7 +247,27 @@ static int target_path(const struct smb2_buf *b, char *out, size_t cap)
 	return srv_path_from_utf16(b->p + 20, nlen, out, cap);
 }
 
-static int set_rename(struct srv_open *o, const struct smb2_buf *b, bool link)
+/* Others' handle leases break before a rename under a lease goes on. */
+static int rename_wait_handle_leases(struct srv_req *req, struct srv_open *o)
+{
+	struct srv *srv = req->conn->srv;
+	struct srv_file *f = o->file;
+	struct srv_breaks b;
+	int ret = 0;
+
+	if (!f || !o->lease)
+		return 0;
+	srv_breaks_init(&b);
+	pthread_mutex_lock(&f->lock);
+	if (srv_oplock_rename_locked(srv, o, &b))
+		ret = srv_async_wait(req, f, SRV_WAIT_BREAK) ?: SRV_PENDING;
+	pthread_mutex_unlock(&f->lock);
+	srv_breaks_send(srv, &b);
+	return ret;
+}
+
+static int set_rename(struct srv_req *req, struct srv_open *o, const struct smb2_buf *b,
+		      bool link)
 {
 	struct srv_share *sh = o->share;
 	char to[4096], from[4096];
@@ -261,6 +281,14 @@ static int set_rename(struct srv_open *o, const struct smb2_buf *b, bool link)
 		return ret;
 	if (!*to)
 		return -E_SMB_OBJECT_NAME_INVALID;
+	ret = srv_file_rename_target_ok(sh, to);
+	if (ret)
+		return ret;
+	if (!link) {
+		ret = rename_wait_handle_leases(req, o);
+		if (ret)
+			return ret;
+	}
 	replace = b->p[0];
 	if (!link)
 		return srv_file_rename(o->file, to, replace);
@@ -305,10 +333,10 @@ int smb_set_info(struct srv_req *req)
 		ret = set_disposition(o, get_le32(r.data.p) & 1);
 		break;
 	case FileRenameInformation:
-		ret = set_rename(o, &r.data, false);
+		ret = set_rename(req, o, &r.data, false);
 		break;
 	case FileLinkInformation:
-		ret = set_rename(o, &r.data, true);
+		ret = set_rename(req, o, &r.data, true);
 		break;
 	case FileEndOfFileInformation:
 	case FileAllocationInformation:

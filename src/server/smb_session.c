@@ -188,6 +188,8 @@ int smb_negotiate(struct srv_req *req)
 	if (ret)
 		return ret;
 	c->negotiated = true;
+	if (best >= SMB2_DIALECT_210 && best != SMB2_DIALECT_WILDCARD)
+		srv_client_add(c);	/* lease breaks reach the client here */
 	pr_info("%s: negotiated SMB %s%s", c->x->peer, dialect_name(best),
 		c->cipher ? ", encryption available" : "");
 	return 0;

@@ -224,6 +224,7 @@ static void *worker_main(void *arg)
 
 	srv_numa_enter(w);
 	srv_state_thread_enter();
+	srv_async_thread_is(w);
 	/* with RDMA, what needs an identity runs there (ident.h) */
 	ret = srv_ident_thread_start(&w->ident_thread);
 	if (ret) {
