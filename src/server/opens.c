@@ -95,6 +95,23 @@ int srv_open_insert(struct srv_session *s, struct srv_tree *t, struct srv_open *
 	return 0;
 }
 
+int srv_open_reattach(struct srv_session *s, struct srv_tree *t, struct srv_open *o)
+{
+	pthread_mutex_lock(&s->lock);
+	if (atomic_load(&s->state) == SESS_GONE || atomic_load(&t->gone)) {
+		pthread_mutex_unlock(&s->lock);
+		return -E_SMB_NETWORK_NAME_DELETED;
+	}
+	o->sess = s;
+	o->sess_id = s->id;
+	o->tree_id = t->id;
+	/* its FileId stays; lookups match it to this session now */
+	list_add_tail(&o->sess_link, &s->opens);
+	s->nopens++;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
 struct srv_open *srv_open_get(struct srv_session *s, const struct smb2_fid *fid)
 {
 	struct srv_open *o = NULL;

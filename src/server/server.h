@@ -254,7 +254,13 @@ struct srv_open {
 	uint8_t lock_seq[64];
 	/* durable ([MS-SMB2] 3.3.1.10) */
 	bool durable;
-	bool disconnected;		/* its session is gone; kept for a reconnect */
+	bool durable_v2;
+	uint32_t durable_timeout;	/* ms it may stay disconnected */
+	uint8_t create_guid[16];	/* v2 */
+	char owner[256];		/* the user who opened it */
+	bool disconnected;		/* durable_lock: its session is gone */
+	struct list_head durable_link;	/* srv.durables, while disconnected */
+	uint64_t disconnect_deadline;	/* ms, monotonic */
 	bool purge;			/* on a purge list */
 	struct list_head purge_link;
 	/*
@@ -554,6 +560,9 @@ struct srv {
 	/* negotiated connections, oldest first: lease breaks find a client's */
 	pthread_mutex_t client_lock;
 	struct list_head client_conns;
+	/* disconnected durable opens (durable.c) */
+	pthread_mutex_t durable_lock;
+	struct list_head durables;
 	/* files with an oplock or lease break in flight: the timer's */
 	pthread_mutex_t brk_lock;
 	struct list_head breaking;
@@ -804,8 +813,9 @@ int srv_session_new(struct srv_conn *c, struct srv_channel **out);
 /* Any session not gone, by id (for binding); a reference. */
 struct srv_session *srv_session_lookup(struct srv *s, uint64_t id);
 void srv_session_put(struct srv_session *s);
-/* Logoff, a failed setup, or its last channel gone: opens and trees close. */
-void srv_session_end(struct srv_session *s);
+/* Logoff, a failed setup, or its last channel gone (lost: durable opens
+ * stay for a reconnect): opens and trees close. */
+void srv_session_end(struct srv_session *s, bool lost);
 /* Sessions and opens in the table (stats). */
 void srv_state_count(struct srv *s, int *sessions, int *opens);
 /* SIGUSR1: one line per session and its channels. */
@@ -832,6 +842,10 @@ void srv_tree_remove(struct srv_session *s, struct srv_tree *t);
 
 /* The table takes the reference o was made with. */
 int srv_open_insert(struct srv_session *s, struct srv_tree *t, struct srv_open *o);
+/* A reconnected durable open joins session s on tree t, a new volatile id. */
+int srv_open_reattach(struct srv_session *s, struct srv_tree *t, struct srv_open *o);
+/* Closed and off its session: out of the table, then its last reference. */
+void srv_open_detached(struct srv_open *o);
 /* An open of session s by FileId, not closed; a reference. */
 struct srv_open *srv_open_get(struct srv_session *s, const struct smb2_fid *fid);
 static inline struct srv_open *srv_open_ref(struct srv_open *o)
@@ -927,8 +941,28 @@ int srv_brl_check_io(struct srv_open *o, uint64_t off, uint64_t len, bool write)
 bool srv_brl_close_locked(struct srv_open *o);
 
 /* ---- durable handles (durable.c) ---- */
+
+/* What a CREATE asks for: DHnQ/DH2Q, or a reconnect with DHnC/DH2C. */
+struct srv_durable_req {
+	bool want;			/* DHnQ or DH2Q */
+	bool v2;
+	bool reconnect;			/* DHnC or DH2C */
+	bool persistent;		/* DH2Q flag */
+	uint32_t timeout;		/* DH2Q, ms */
+	uint8_t create_guid[16];
+	struct smb2_fid reconnect_fid;
+};
+
+void srv_durable_init(struct srv *srv);
+void srv_durable_free(struct srv *srv);
+uint32_t srv_durable_timeout(const struct srv_durable_req *d);
+void srv_durable_grant(struct srv_open *o, const struct srv_durable_req *d);
+void srv_durable_disconnect(struct srv *srv, struct srv_open *o);
 void srv_durable_purge(struct srv *srv, struct list_head *purge);
 void srv_durable_timer(struct srv *srv);
+int srv_durable_reconnect(struct srv_req *req, const struct srv_durable_req *d,
+			  const struct srv_cache_req *cr, const char *path,
+			  struct srv_open **out);
 
 /*
  * SMB path (UTF-16LE, '\' separated) to a share-relative UTF-8 path.

@@ -153,13 +153,80 @@ struct create_ctxs {
 	bool mxac;
 	bool qfid;
 	struct srv_cache_req cache;
+	struct srv_durable_req durable;
 };
+
+/* The durable-handle contexts, with the checks Samba's smbd makes. */
+static int durable_ctxs(const struct smb2_create_ctx *ctx, int n, struct create_ctxs *cx)
+{
+	const struct smb2_create_ctx *dhnq = NULL, *dh2q = NULL, *dhnc = NULL, *dh2c = NULL;
+	struct srv_durable_req *d = &cx->durable;
+	struct smb2_durable_v2 v2;
+	int i, allowed;
+
+	for (i = 0; i < n; i++) {
+		const uint8_t *tag = ctx[i].name.p;
+
+		if (ctx[i].name.len != 4)
+			continue;
+		if (!memcmp(tag, SMB2_CTX_DHNQ, 4))
+			dhnq = &ctx[i];
+		else if (!memcmp(tag, SMB2_CTX_DH2Q, 4))
+			dh2q = &ctx[i];
+		else if (!memcmp(tag, SMB2_CTX_DHNC, 4))
+			dhnc = &ctx[i];
+		else if (!memcmp(tag, SMB2_CTX_DH2C, 4))
+			dh2c = &ctx[i];
+	}
+	if ((dhnc && dh2c) || (dhnc && dh2q) || (dh2c && dhnq) || (dh2q && dh2c) ||
+	    (dhnq && dh2q))
+		return -EINVAL;
+	/* a reconnect may come with its lease (and, v1, a DHnQ) only */
+	if (dhnc) {
+		if (dhnc->data.len != 16)
+			return -EINVAL;
+		allowed = 1 + !!dhnq + cx->cache.lease;
+		if (n != allowed)
+			return -E_SMB_OBJECT_NAME_NOT_FOUND;
+		smb2_dhnc_decode(dhnc->data.p, dhnc->data.len, &d->reconnect_fid);
+		d->reconnect = true;
+		return 0;
+	}
+	if (dh2c) {
+		if (dh2c->data.len != 36)
+			return -EINVAL;
+		if (n != 1 + cx->cache.lease)
+			return -E_SMB_OBJECT_NAME_NOT_FOUND;
+		smb2_dh2c_decode(dh2c->data.p, dh2c->data.len, &v2);
+		d->reconnect_fid = v2.fid;
+		memcpy(d->create_guid, v2.create_guid, 16);
+		d->reconnect = true;
+		d->v2 = true;
+		return 0;
+	}
+	if (dhnq) {
+		if (dhnq->data.len != 16)
+			return -EINVAL;
+		d->want = true;
+	}
+	if (dh2q) {
+		if (dh2q->data.len != 32)
+			return -EINVAL;
+		smb2_dh2q_decode(dh2q->data.p, dh2q->data.len, &v2);
+		d->want = true;
+		d->v2 = true;
+		d->timeout = v2.timeout;
+		d->persistent = v2.flags & SMB2_DHANDLE_FLAG_PERSISTENT;
+		memcpy(d->create_guid, v2.create_guid, 16);
+	}
+	return 0;
+}
 
 static int create_ctxs_parse(struct srv_req *req, const struct smb2_create_req *r,
 			     struct create_ctxs *cx)
 {
 	struct smb2_create_ctx ctx[SMB2_MAX_CREATE_CTX];
-	int i, n;
+	int i, n, ret;
 
 	memset(cx, 0, sizeof(*cx));
 	cx->cache.oplock = r->oplock;
@@ -178,8 +245,7 @@ static int create_ctxs_parse(struct srv_req *req, const struct smb2_create_req *
 			cx->qfid = true;
 		} else if (!memcmp(tag, SMB2_CTX_LEASE, 4)) {
 			/* leases are SMB 2.1 and later; v2 is SMB 3 */
-			if (r->oplock != SMB2_OPLOCK_LEVEL_LEASE ||
-			    req->conn->dialect < SMB2_DIALECT_210)
+			if (!(req->conn->server_caps & SMB2_GLOBAL_CAP_LEASING))
 				continue;
 			if (smb2_lease_ctx_decode(ctx[i].data.p, ctx[i].data.len,
 						  &cx->cache.lc))
@@ -189,8 +255,13 @@ static int create_ctxs_parse(struct srv_req *req, const struct smb2_create_req *
 			cx->cache.lease = true;
 		}
 	}
-	/* a lease level without a lease context asks for nothing */
-	if (r->oplock == SMB2_OPLOCK_LEVEL_LEASE && !cx->cache.lease)
+	ret = durable_ctxs(ctx, n, cx);
+	if (ret || cx->durable.reconnect)
+		return ret;	/* a reconnect names its lease whatever the level */
+	/* a lease context counts only with the lease level, and vice versa */
+	if (r->oplock != SMB2_OPLOCK_LEVEL_LEASE)
+		cx->cache.lease = false;
+	else if (!cx->cache.lease)
 		cx->cache.oplock = SMB2_OPLOCK_LEVEL_NONE;
 	return 0;
 }
@@ -225,6 +296,14 @@ static int create_ctxs_answer(struct srv_req *req, const struct create_ctxs *cx,
 		n = srv_lease_rsp(o, d);
 		pthread_mutex_unlock(&o->file->lock);
 		smb2_create_ctx_add(&w, &prev, SMB2_CTX_LEASE, d, (uint32_t)n);
+	}
+	if (o->durable && cx->durable.want && !cx->durable.reconnect) {
+		uint8_t d[8] = { 0 };
+
+		if (o->durable_v2)
+			smb2_dh2q_rsp_encode(d, o->durable_timeout, 0);
+		smb2_create_ctx_add(&w, &prev, o->durable_v2 ? SMB2_CTX_DH2Q : SMB2_CTX_DHNQ,
+				    d, 8);
 	}
 	if (w.err)
 		return -ENOMEM;
@@ -282,6 +361,59 @@ static int open_as_asked(struct srv_share *sh, const char *path,
 	return store_open(&sh->root, path, O_PATH, 0, fd);
 }
 
+/* The CREATE response for open o. */
+static int create_answer(struct srv_req *req, struct srv_open *o, const struct create_ctxs *cx,
+			 uint32_t action)
+{
+	struct smb2_create_rsp rsp = { 0 };
+	uint8_t ctxbuf[512];
+	struct fscc_info fi;
+	size_t ctxlen;
+	struct stat st;
+	int ret;
+
+	if (fstat(o->fd, &st))
+		return -errno;
+	ret = create_ctxs_answer(req, cx, o, &st, ctxbuf, sizeof(ctxbuf), &ctxlen);
+	if (ret)
+		return ret;
+	srv_stat_to_info(&st, &fi);
+	rsp.oplock = srv_oplock_level(o);
+	rsp.action = action;
+	rsp.t = fi.t;
+	rsp.allocation_size = fi.allocation_size;
+	rsp.end_of_file = fi.end_of_file;
+	rsp.attributes = fi.attributes;
+	rsp.fid.persistent = o->persistent;
+	rsp.fid.volatile_id = o->volatile_id;
+	rsp.contexts.p = ctxbuf;
+	rsp.contexts.len = (uint32_t)ctxlen;
+	req->chain->have_fid = true;
+	req->chain->fid = rsp.fid;
+	if (srv_req_room(req, 96 + ctxlen))
+		return -ENOMEM;
+	smb2_create_rsp_encode(&req->w, &rsp);
+	return 0;
+}
+
+/* DHnC / DH2C: a durable open comes back to this session. */
+static int create_reconnect(struct srv_req *req, const struct create_ctxs *cx,
+			    const char *path)
+{
+	struct srv_open *o;
+	int ret;
+
+	if (req->tree->share->ipc)
+		return -E_SMB_OBJECT_NAME_NOT_FOUND;
+	ret = srv_durable_reconnect(req, &cx->durable, &cx->cache, path, &o);
+	if (ret)
+		return ret;
+	ret = srv_req_hold(req, o);
+	if (ret)
+		return ret;
+	return create_answer(req, o, cx, FILE_OPENED);
+}
+
 /*
  * The new open joins its file: delete-pending, share modes, the breaks
  * of the others' oplocks and leases, and what it is granted. It may
@@ -327,13 +459,9 @@ int smb_create(struct srv_req *req)
 {
 	struct srv_tree *t = req->tree;
 	struct srv_share *sh = t->share;
-	struct smb2_create_rsp rsp = { 0 };
 	struct smb2_create_req r;
 	struct create_ctxs cx;
 	char path[SRV_PATH_MAX];
-	uint8_t ctxbuf[512];
-	size_t ctxlen;
-	struct fscc_info fi;
 	struct srv_open *o;
 	struct stat st;
 	uint32_t access, action;
@@ -345,6 +473,14 @@ int smb_create(struct srv_req *req)
 		return -EINVAL;
 	if (sh->ipc)
 		return -ENOENT;		/* no named pipes */
+	ret = create_ctxs_parse(req, &r, &cx);
+	if (ret)
+		return ret;
+	/* a reconnect looks at the FileId, the lease and the name only */
+	if (cx.durable.reconnect) {
+		ret = srv_path_from_utf16(r.name.p, r.name.len, path, sizeof(path));
+		return create_reconnect(req, &cx, ret ? "" : path);
+	}
 	if (r.impersonation > SMB2_IMPERSONATION_MAX)
 		return -E_SMB_BAD_IMPERSONATION;
 	if (r.disposition > FILE_OVERWRITE_IF ||
@@ -353,9 +489,6 @@ int smb_create(struct srv_req *req)
 	if (r.options & FILE_OPEN_BY_FILE_ID)
 		return -EOPNOTSUPP;
 	ret = srv_path_from_utf16(r.name.p, r.name.len, path, sizeof(path));
-	if (ret)
-		return ret;
-	ret = create_ctxs_parse(req, &r, &cx);
 	if (ret)
 		return ret;
 	access = map_access(r.desired_access, t);
@@ -490,9 +623,8 @@ int smb_create(struct srv_req *req)
 			goto out_leave_file;
 		}
 	}
-	ret = create_ctxs_answer(req, &cx, o, &st, ctxbuf, sizeof(ctxbuf), &ctxlen);
-	if (ret)
-		goto out_leave_file;
+	srv_durable_grant(o, &cx.durable);
+	snprintf(o->owner, sizeof(o->owner), "%s", req->sess->user);
 	ret = srv_open_insert(req->sess, t, o);
 	if (ret)
 		goto out_leave_file;
@@ -500,26 +632,10 @@ int smb_create(struct srv_req *req)
 	ret = srv_req_hold(req, srv_open_ref(o));
 	if (ret)
 		return ret;
-
-	srv_stat_to_info(&st, &fi);
-	rsp.oplock = srv_oplock_level(o);
-	rsp.action = action;
-	rsp.t = fi.t;
-	rsp.allocation_size = fi.allocation_size;
-	rsp.end_of_file = fi.end_of_file;
-	rsp.attributes = fi.attributes;
-	rsp.fid.persistent = o->persistent;
-	rsp.fid.volatile_id = o->volatile_id;
-	rsp.contexts.p = ctxbuf;
-	rsp.contexts.len = (uint32_t)ctxlen;
-	req->chain->have_fid = true;
-	req->chain->fid = rsp.fid;
-	if (srv_req_room(req, 96 + ctxlen)) {
+	ret = create_answer(req, o, &cx, action);
+	if (ret)
 		srv_open_close(o);
-		return -ENOMEM;
-	}
-	smb2_create_rsp_encode(&req->w, &rsp);
-	return 0;
+	return ret;
 out_leave_file:
 	srv_open_leave_file(o);
 out_put_file:

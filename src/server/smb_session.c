@@ -372,6 +372,25 @@ static int chan_user_lookup(void *arg, const char *user, uint8_t nt_hash[16])
  * tests are written against. The requests are signed with the
  * session's key, the final response with the new channel's.
  */
+/*
+ * A session set up with PreviousSessionId replaces that one of the same
+ * user ([MS-SMB2] 3.3.5.5.3): it ends as if its connection had gone, so
+ * its durable opens wait for a reconnect on the new one.
+ */
+static void session_replace(struct srv_conn *c, struct srv_session *s, uint64_t prev_id)
+{
+	struct srv_session *prev = srv_session_lookup(c->srv, prev_id);
+
+	if (!prev)
+		return;
+	if (!s->anonymous && !s->guest && !strcasecmp(prev->user, s->user)) {
+		pr_info("%s: session 0x%llx replaces 0x%llx of %s", c->x->peer,
+			(unsigned long long)s->id, (unsigned long long)prev_id, s->user);
+		srv_session_end(prev, true);
+	}
+	srv_session_put(prev);
+}
+
 static int session_bind(struct srv_req *req, const struct smb2_sess_setup_req *r)
 {
 	struct srv_conn *c = req->conn;
@@ -678,6 +697,8 @@ int smb_session_setup(struct srv_req *req)
 		  s->signing_required ? ", signed" : "",
 		  s->encrypt ? ", encrypted" : "");
 	atomic_store(&s->state, SESS_VALID);
+	if (r.prev_session_id && r.prev_session_id != s->id)
+		session_replace(c, s, r.prev_session_id);
 	/*
 	 * Large messages, and no deadline on whole messages (only on
 	 * stalls), once a session can use a share: a user's, or a guest's
@@ -698,14 +719,14 @@ signed_reply:
 out_fail:
 	/* a failed setup ends the session: [MS-SMB2] 3.3.5.5 */
 	if (created || !valid)
-		srv_session_end(s);
+		srv_session_end(s, false);
 	return ret;
 }
 
 int smb_logoff(struct srv_req *req)
 {
 	/* every channel goes: this one when the next message comes */
-	srv_session_end(req->sess);
+	srv_session_end(req->sess, false);
 	if (srv_req_room(req, 8))
 		return -ENOMEM;
 	smb2_simple_encode(&req->w);

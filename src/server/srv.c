@@ -724,6 +724,7 @@ void srv_free(struct srv **sp)
 		smbd_listener_close(&s->rdma_listen[i]);
 	srv_ident_put(&s->self_ident);
 	srv_logon_free(s);
+	srv_durable_free(s);
 	srv_state_thread_leave();
 	srv_state_free(s);
 	free(s->workers);
