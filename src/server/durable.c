@@ -43,6 +43,14 @@ uint32_t srv_durable_timeout(const struct srv_durable_req *d)
 	return DURABLE_V1_TIMEOUT_MS;
 }
 
+/* Close a disconnected open for good. */
+static void durable_close(struct srv_open *o)
+{
+	if (atomic_exchange(&o->closed, true))
+		return;
+	srv_open_detached(o);
+}
+
 /* After the open was granted its caching: does it become durable? */
 void srv_durable_grant(struct srv_open *o, const struct srv_durable_req *d)
 {
@@ -61,16 +69,31 @@ void srv_durable_grant(struct srv_open *o, const struct srv_durable_req *d)
 	memcpy(o->create_guid, d->create_guid, 16);
 }
 
-/* Its session went with its connection: the open waits for a reconnect. */
+/*
+ * Its session went with its connection: the open waits for a reconnect,
+ * unless it was to delete its file (then it closes, as in Samba). Opens
+ * waiting on its breaks look again: it is in nobody's way now.
+ */
 void srv_durable_disconnect(struct srv *srv, struct srv_open *o)
 {
+	struct srv_file *f = o->file;
+	bool doomed;
+
+	pthread_mutex_lock(&f->lock);
+	doomed = o->delete_on_close || f->delete_pending;
+	pthread_mutex_unlock(&f->lock);
+	if (doomed) {
+		durable_close(o);
+		return;
+	}
 	o->disconnect_deadline = srv_now_ms() + o->durable_timeout;
 	pthread_mutex_lock(&srv->durable_lock);
 	o->disconnected = true;
 	list_add_tail(&o->durable_link, &srv->durables);
 	pthread_mutex_unlock(&srv->durable_lock);
+	srv_file_wake(f);
 	pr_info("[%s] %s: durable open kept for %u s after its connection went",
-		o->share->name, o->file ? o->file->path : "?", o->durable_timeout / 1000);
+		o->share->name, f->path, o->durable_timeout / 1000);
 }
 
 /* Off the disconnected list; false if someone else took it already. */
@@ -88,13 +111,6 @@ static bool durable_take(struct srv *srv, struct srv_open *o)
 	return mine;
 }
 
-/* Close a disconnected open for good. */
-static void durable_close(struct srv_open *o)
-{
-	if (atomic_exchange(&o->closed, true))
-		return;
-	srv_open_detached(o);
-}
 
 void srv_durable_purge(struct srv *srv, struct list_head *purge)
 {
@@ -197,9 +213,10 @@ int srv_durable_reconnect(struct srv_req *req, const struct srv_durable_req *d,
 		goto out_put;
 	if (!o->durable || o->share != t->share || strcmp(o->owner, s->user))
 		goto out_put;
-	/* the lease must be named again, with its key */
+	/* the lease must be named again, with its key, by its client */
 	if (!!o->lease != cr->lease ||
-	    (o->lease && memcmp(o->lease->key, cr->lc.key, 16)))
+	    (o->lease && (memcmp(o->lease->key, cr->lc.key, 16) ||
+			  memcmp(o->lease->client_guid, req->conn->client_guid, 16))))
 		goto out_put;
 	/* under a lease the name must be the same ([MS-SMB2] 3.3.5.9.12) */
 	if (o->lease && o->file && !srv_file_path(o->file, opath, sizeof(opath)) &&

@@ -23,8 +23,8 @@ static struct srv_file_shard *shard_of(struct srv_share *sh, dev_t dev, ino_t in
 	return &sh->shards[(h >> 58) % SRV_FILE_SHARDS];
 }
 
-static struct srv_file *file_new(struct srv_share *sh, dev_t dev, ino_t ino,
-				 const char *path, bool is_dir)
+static struct srv_file *file_new(struct srv *srv, struct srv_share *sh, dev_t dev,
+				 ino_t ino, const char *path, bool is_dir)
 {
 	struct srv_file *f = calloc(1, sizeof(*f));
 
@@ -35,6 +35,7 @@ static struct srv_file *file_new(struct srv_share *sh, dev_t dev, ino_t ino,
 		free(f);
 		return NULL;
 	}
+	f->srv = srv;
 	f->share = sh;
 	f->dev = dev;
 	f->ino = ino;
@@ -50,8 +51,8 @@ static struct srv_file *file_new(struct srv_share *sh, dev_t dev, ino_t ino,
 	return f;
 }
 
-struct srv_file *srv_file_get(struct srv_share *sh, dev_t dev, ino_t ino,
-			      const char *path, bool is_dir)
+struct srv_file *srv_file_get(struct srv *srv, struct srv_share *sh, dev_t dev,
+			      ino_t ino, const char *path, bool is_dir)
 {
 	struct srv_file_shard *sd = shard_of(sh, dev, ino);
 	struct list_head *pos;
@@ -65,7 +66,7 @@ struct srv_file *srv_file_get(struct srv_share *sh, dev_t dev, ino_t ino,
 			goto out_unlock;
 		}
 	}
-	f = file_new(sh, dev, ino, path, is_dir);
+	f = file_new(srv, sh, dev, ino, path, is_dir);
 	if (f)
 		list_add_tail(&f->link, &sd->files);
 out_unlock:
@@ -152,6 +153,7 @@ void srv_file_put(struct srv_file *f)
 {
 	struct srv_share *sh;
 	struct srv_file_shard *sd;
+	bool unlinked = false;
 	int ret;
 
 	if (!f)
@@ -174,8 +176,11 @@ void srv_file_put(struct srv_file *f)
 			pr_warn("[%s] delete on close of %s as %s: %s", sh->name,
 				f->path, f->delete_ident ? f->delete_ident->name : "rdaxd",
 				strerror(-ret));
+		unlinked = !ret;
 	}
 	pthread_mutex_unlock(&sd->lock);
+	if (unlinked)
+		srv_dir_lease_break(f->srv, sh, f->path, NULL);
 	srv_file_detach_dax(sh, f);
 	srv_ident_put(&f->delete_ident);
 	pthread_mutex_destroy(&f->lock);

@@ -167,6 +167,13 @@ void srv_open_leave_file(struct srv_open *o)
 	srv_file_wake_locked(f);
 	pthread_mutex_unlock(&f->lock);
 	srv_ident_put(&old);
+	/* a written file's close changes its directory (last write time) */
+	if (o->modified && !f->is_dir) {
+		char path[4096];
+
+		if (!srv_file_path(f, path, sizeof(path)))
+			srv_dir_lease_break(o->srv, o->share, path, o);
+	}
 }
 
 /* Closed and off the session's list already: out of the table, then go. */

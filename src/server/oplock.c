@@ -23,7 +23,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <stdio.h>
 
 #include "proto/lease.h"
 #include "proto/ntstatus.h"
@@ -248,6 +250,8 @@ static bool same_lease(const struct srv_open *e, const uint8_t *guid,
 static int lease_attach(struct srv *srv, struct srv_file *f, struct srv_open *o,
 			const struct smb2_lease_ctx *lc, uint32_t granted)
 {
+	/* a directory lease is never asked W of */
+	uint32_t asked = f->is_dir ? lc->state & (R | H) : lc->state;
 	struct srv_lease *l;
 
 	pthread_mutex_lock(&srv->lease_lock);
@@ -276,8 +280,10 @@ static int lease_attach(struct srv *srv, struct srv_file *f, struct srv_open *o,
 		}
 		lease_set(l, granted);
 		l->epoch++;
-	} else if ((l->state & lc->state) == l->state && granted != l->state &&
-		   granted == lc->state && !l->breaking) {
+		if (f->is_dir)
+			atomic_fetch_add(&srv->ndir_leases, 1);
+	} else if ((l->state & asked) == l->state && granted != l->state &&
+		   granted == asked && !l->breaking) {
 		/* a strict upgrade nothing else prevents */
 		lease_set(l, granted);
 		l->epoch++;
@@ -307,6 +313,8 @@ static void lease_detach(struct srv *srv, struct srv_open *o)
 	pthread_mutex_lock(&srv->lease_lock);
 	list_del(&l->tab_link);
 	pthread_mutex_unlock(&srv->lease_lock);
+	if (l->file->is_dir)
+		atomic_fetch_sub(&srv->ndir_leases, 1);
 	free(l);
 }
 
@@ -489,6 +497,15 @@ int srv_oplock_open_locked(struct srv *srv, struct srv_file *f, struct srv_open 
 		if (same_lease(e, o->client_guid, lc))
 			continue;
 		et = open_state(e);
+		if (e->disconnected) {
+			/* it cannot hear a break: closed if it is in the way */
+			to = et & ~delay_mask;
+			if (will_overwrite)
+				to &= ~(H | R);
+			if ((et & ~to) || open_breaking(e))
+				purge_disconnected(e, purge);
+			continue;
+		}
 		if (et & H)
 			got_handle_lease = true;
 		if (!e->lease)
@@ -507,10 +524,6 @@ int srv_oplock_open_locked(struct srv *srv, struct srv_file *f, struct srv_open 
 		}
 		if (will_overwrite)
 			to &= ~(R | W);
-		if (e->disconnected) {
-			purge_disconnected(e, purge);
-			continue;
-		}
 		if (e->lease) {
 			lease_break(srv, e->lease, to, b);
 		} else {
@@ -647,6 +660,49 @@ void srv_oplock_contend(struct srv *srv, struct srv_open *o)
 		oplock_break(srv, e, 0, &b);
 	}
 	pthread_mutex_unlock(&f->lock);
+	srv_breaks_send(srv, &b);
+}
+
+/*
+ * A directory's contents changed (an entry made, removed or renamed, a
+ * file closed after a write): its leases break to none, except the one
+ * the changing open names as its parent ([MS-SMB2] 3.3.4.7, directory
+ * leasing). Cheap while no directory lease exists.
+ */
+void srv_dir_lease_break(struct srv *srv, struct srv_share *sh, const char *child,
+			 const struct srv_open *by)
+{
+	const struct srv_lease *bl = by ? by->lease : NULL;
+	const char *slash;
+	char parent[4096];
+	struct list_head *pos;
+	struct srv_breaks b;
+	struct srv_file *f;
+	struct stat st;
+
+	if (!atomic_load(&srv->ndir_leases))
+		return;
+	slash = strrchr(child, '/');
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - child) : 0, child);
+	if (store_stat(&sh->root, parent, &st))
+		return;
+	f = srv_file_find(sh, st.st_dev, st.st_ino);
+	if (!f)
+		return;
+	srv_breaks_init(&b);
+	pthread_mutex_lock(&f->lock);
+	list_for_each(pos, &f->leases) {
+		struct srv_lease *l = list_entry(pos, struct srv_lease, file_link);
+
+		if (!(l->state & R))
+			continue;
+		if (bl && bl->has_parent && !memcmp(bl->parent_key, l->key, 16) &&
+		    !memcmp(bl->client_guid, l->client_guid, 16))
+			continue;	/* the change is its own client's, under it */
+		lease_break(srv, l, 0, &b);
+	}
+	pthread_mutex_unlock(&f->lock);
+	srv_file_put(f);
 	srv_breaks_send(srv, &b);
 }
 

@@ -183,6 +183,7 @@ struct srv_rbuf {
  */
 struct srv_file {
 	struct list_head link;		/* shard */
+	struct srv *srv;
 	struct srv_share *share;
 	dev_t dev;
 	ino_t ino;
@@ -235,6 +236,7 @@ struct srv_open {
 	bool path_only;			/* O_PATH: attributes only */
 	bool delete_on_close;
 	bool write_through;
+	bool modified;			/* written: its close changes the directory */
 	uint32_t access;
 	uint32_t share_access;
 	uint32_t sharing;		/* access as share modes see it ([MS-FSA]) */
@@ -557,6 +559,7 @@ struct srv {
 	/* leases by ClientGuid and key (oplock.c) */
 	pthread_mutex_t lease_lock;
 	struct list_head *lease_tab;
+	atomic_int ndir_leases;		/* directory leases granted */
 	/* negotiated connections, oldest first: lease breaks find a client's */
 	pthread_mutex_t client_lock;
 	struct list_head client_conns;
@@ -874,8 +877,8 @@ int srv_chanseq_count(struct srv_open *o, const struct srv_conn *c,
 void srv_chanseq_done(struct srv_chanseq *cs);
 
 /* File table (files.c): one srv_file per (dev, ino) in a share. */
-struct srv_file *srv_file_get(struct srv_share *sh, dev_t dev, ino_t ino,
-			      const char *path, bool is_dir);
+struct srv_file *srv_file_get(struct srv *srv, struct srv_share *sh, dev_t dev,
+			      ino_t ino, const char *path, bool is_dir);
 void srv_file_ref(struct srv_file *f);
 /* The file if it is open (a reference), else NULL. */
 struct srv_file *srv_file_find(struct srv_share *sh, dev_t dev, ino_t ino);
@@ -933,6 +936,9 @@ void srv_oplock_close_locked(struct srv *srv, struct srv_open *o);
 bool srv_oplock_rename_locked(struct srv *srv, struct srv_open *o, struct srv_breaks *b);
 /* A write, truncate or lock by o breaks the others' read caching. */
 void srv_oplock_contend(struct srv *srv, struct srv_open *o);
+/* A directory's entries changed: its leases break (but by's parent's). */
+void srv_dir_lease_break(struct srv *srv, struct srv_share *sh, const char *child,
+			 const struct srv_open *by);
 /* Breaks not acknowledged in time (the control thread's timer). */
 void srv_oplock_timer(struct srv *srv);
 

@@ -602,7 +602,7 @@ int smb_create(struct srv_req *req)
 	o->delete_on_close = r.options & FILE_DELETE_ON_CLOSE;
 	memcpy(o->client_guid, req->conn->client_guid, sizeof(o->client_guid));
 	memset(o->lock_seq, 0xFF, sizeof(o->lock_seq));
-	o->file = srv_file_get(sh, st.st_dev, st.st_ino, path, is_dir);
+	o->file = srv_file_get(req->conn->srv, sh, st.st_dev, st.st_ino, path, is_dir);
 	if (!o->file) {
 		ret = -ENOMEM;
 		goto out_free_open;
@@ -633,9 +633,13 @@ int smb_create(struct srv_req *req)
 	if (ret)
 		return ret;
 	ret = create_answer(req, o, &cx, action);
-	if (ret)
+	if (ret) {
 		srv_open_close(o);
-	return ret;
+		return ret;
+	}
+	if (action == FILE_CREATED)
+		srv_dir_lease_break(req->conn->srv, sh, path, o);
+	return 0;
 out_leave_file:
 	srv_open_leave_file(o);
 out_put_file:
@@ -827,6 +831,7 @@ int smb_write(struct srv_req *req)
 		if (ret)
 			return ret;
 		srv_oplock_contend(req->conn->srv, o);
+		o->modified = true;
 		return srv_rdma_write(req, o, &r);
 	}
 	if (r.length > SMB2_MAX_IO_SIZE)
@@ -860,6 +865,7 @@ int smb_write(struct srv_req *req)
 		return (int)n;
 done:
 	o->position = off + (uint64_t)n;
+	o->modified = true;
 	rsp.count = (uint32_t)n;
 	if (srv_req_room(req, 24))
 		return -ENOMEM;

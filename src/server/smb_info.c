@@ -290,8 +290,16 @@ static int set_rename(struct srv_req *req, struct srv_open *o, const struct smb2
 			return ret;
 	}
 	replace = b->p[0];
-	if (!link)
-		return srv_file_rename(o->file, to, replace);
+	if (!link) {
+		ret = srv_file_path(o->file, from, sizeof(from));
+		if (!ret)
+			ret = srv_file_rename(o->file, to, replace);
+		if (!ret) {
+			srv_dir_lease_break(req->conn->srv, sh, from, o);
+			srv_dir_lease_break(req->conn->srv, sh, to, o);
+		}
+		return ret;
+	}
 	ret = srv_file_path(o->file, from, sizeof(from));
 	if (ret)
 		return ret;
@@ -347,6 +355,7 @@ int smb_set_info(struct srv_req *req)
 		if (o->is_dir)
 			return -E_SMB_INVALID_DEVICE_REQUEST;
 		srv_oplock_contend(req->conn->srv, o);
+		o->modified = true;
 		if (r.info_class == FileEndOfFileInformation) {
 			ret = srv_ftruncate(o, get_le64(r.data.p));
 		} else {

@@ -726,7 +726,8 @@ out_fail:
 int smb_logoff(struct srv_req *req)
 {
 	/* every channel goes: this one when the next message comes */
-	srv_session_end(req->sess, false);
+	/* as Samba: durable opens survive a logoff, for a reconnect */
+	srv_session_end(req->sess, true);
 	if (srv_req_room(req, 8))
 		return -ENOMEM;
 	smb2_simple_encode(&req->w);
