@@ -119,7 +119,6 @@ void srv_conn_free(struct srv_conn *c)
 	c->closing = true;
 	/* requests waiting for breaks or locks end with it */
 	srv_async_conn_gone(c);
-	srv_client_del(c);
 	srv_rdev_conn_gone(c);
 	/* file I/O of its requests on the worker's ring finishes first */
 	while (c->store_active > 0 && c->w->ring)
@@ -129,6 +128,11 @@ void srv_conn_free(struct srv_conn *c)
 	while (!list_empty(&c->channels))
 		srv_channel_drop(list_entry(c->channels.next, struct srv_channel,
 					    conn_link));
+	/*
+	 * Its client's lease breaks come here until its durable opens are
+	 * disconnected: none goes to another connection in between.
+	 */
+	srv_client_del(c);
 	c->x->ops->destroy(c->x);
 	c->w->gone.requests += c->stats.requests;
 	c->w->gone.bytes_read += c->stats.bytes_read;

@@ -128,6 +128,55 @@ int srv_file_rename_target_ok(struct srv_share *sh, const char *to)
 	return ret;
 }
 
+/*
+ * Is any file beneath directory dir open? A directory with open files
+ * below it may not be renamed (ACCESS_DENIED, as Windows and Samba).
+ */
+bool srv_share_open_below(struct srv_share *sh, const char *dir)
+{
+	size_t n = strlen(dir);
+	struct srv_file **v = NULL;
+	int i, k, nv = 0, cap = 0;
+	bool found = false;
+
+	for (i = 0; i < SRV_FILE_SHARDS && !found; i++) {
+		struct srv_file_shard *sd = &sh->shards[i];
+		struct list_head *pos;
+
+		/* references first: a file's path is read under its own lock */
+		pthread_mutex_lock(&sd->lock);
+		list_for_each(pos, &sd->files) {
+			if (nv == cap) {
+				struct srv_file **nw;
+
+				cap = cap ? cap * 2 : 16;
+				nw = realloc(v, sizeof(*v) * (size_t)cap);
+				if (!nw) {
+					cap = nv;
+					break;
+				}
+				v = nw;
+			}
+			v[nv] = list_entry(pos, struct srv_file, link);
+			v[nv++]->refs++;
+		}
+		pthread_mutex_unlock(&sd->lock);
+		for (k = 0; k < nv; k++) {
+			struct srv_file *f = v[k];
+
+			pthread_mutex_lock(&f->lock);
+			if (!found && !strncmp(f->path, dir, n) && f->path[n] == '/' &&
+			    !list_empty(&f->opens))
+				found = true;
+			pthread_mutex_unlock(&f->lock);
+			srv_file_put(f);
+		}
+		nv = 0;
+	}
+	free(v);
+	return found;
+}
+
 void srv_file_ref(struct srv_file *f)
 {
 	struct srv_file_shard *sd = shard_of(f->share, f->dev, f->ino);

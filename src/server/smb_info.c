@@ -292,6 +292,8 @@ static int set_rename(struct srv_req *req, struct srv_open *o, const struct smb2
 	replace = b->p[0];
 	if (!link) {
 		ret = srv_file_path(o->file, from, sizeof(from));
+		if (!ret && o->is_dir && srv_share_open_below(sh, from))
+			return -EACCES;
 		if (!ret)
 			ret = srv_file_rename(o->file, to, replace);
 		if (!ret) {
