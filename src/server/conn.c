@@ -134,6 +134,7 @@ void srv_conn_free(struct srv_conn *c)
 	 */
 	srv_client_del(c);
 	c->x->ops->destroy(c->x);
+	explicit_bzero(c->gone, sizeof(c->gone));
 	c->w->gone.requests += c->stats.requests;
 	c->w->gone.bytes_read += c->stats.bytes_read;
 	c->w->gone.bytes_written += c->stats.bytes_written;

@@ -113,27 +113,6 @@ static int call_handler(void *arg)
 	return hc->fn(hc->req);
 }
 
-/*
- * A signed request for a session this connection does not carry (but
- * another one does) is answered signed with that session's key, as
- * Samba does: clients want the flag on STATUS_USER_SESSION_DELETED.
- */
-static void not_here_signer(struct srv_req *req, uint64_t sid)
-{
-	struct srv_session *s;
-
-	req->chan = NULL;
-	if (!(req->hdr.flags & SMB2_FLAGS_SIGNED))
-		return;
-	s = srv_session_lookup(req->conn->srv, sid);
-	if (s && s->have_key) {
-		req->signer.alg = s->sign_alg;
-		memcpy(req->signer.key, s->keys.signing, sizeof(req->signer.key));
-		req->have_signer = true;
-	}
-	srv_session_put(s);
-}
-
 static int process_pdu(struct srv_req *req)
 {
 	struct srv_conn *c = req->conn;
@@ -185,7 +164,7 @@ static int process_pdu(struct srv_req *req)
 		req->chan = srv_channel_find(c, sid);
 		if (!req->chan || req->chan->state != CHAN_VALID ||
 		    atomic_load(&req->chan->sess->state) != SESS_VALID) {
-			not_here_signer(req, sid);
+			srv_req_sign_as_session(req, sid);
 			return -E_SMB_USER_SESSION_DELETED;
 		}
 		req->sess = req->chan->sess;

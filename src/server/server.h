@@ -44,6 +44,7 @@
 #define SRV_MAX_SEG 16			/* bounce segments per request */
 #define SRV_MAX_RDEV 4			/* RDMA devices per worker */
 #define SRV_MAX_CHANNELS 32		/* channels a session may have */
+#define SRV_GONE_SESS 4			/* ended sessions a connection remembers */
 #define SRV_ASYNC 1			/* handler: the response comes later */
 #define SRV_ZC_READ_MIN (16u * 1024)	/* smaller READs are copied */
 #define SRV_ZC_WRITE_MIN (64u * 1024)	/* smaller WRITEs are copied */
@@ -424,6 +425,12 @@ struct srv_conn {
 	struct list_head asyncs;	/* srv_async.conn_link: answered later */
 	struct list_head client_link;	/* srv.client_conns (client_lock) */
 	bool in_clients;
+	/* sessions that ended on it lately, to sign what answers them */
+	struct srv_gone_sess {
+		uint64_t id;
+		struct srv_signer sign;
+	} gone[SRV_GONE_SESS];
+	unsigned int ngone;
 	uint64_t next_async_id;
 	struct srv *srv;
 	struct srv_worker *w;
@@ -824,6 +831,9 @@ void srv_state_count(struct srv *s, int *sessions, int *opens);
 /* SIGUSR1: one line per session and its channels. */
 void srv_state_dump(struct srv *s);
 
+/* A signed request for a session this connection does not carry: its
+ * error is signed with that session's key, if it exists (as Samba). */
+void srv_req_sign_as_session(struct srv_req *req, uint64_t sid);
 /* Between messages: drop the channels whose session ended elsewhere. */
 void srv_conn_sweep(struct srv_conn *c);
 /* The channel of session id on c; NULL if none or the session is gone. */

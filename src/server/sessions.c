@@ -272,6 +272,37 @@ void srv_state_dump(struct srv *srv)
 	rcu_read_unlock();
 }
 
+/*
+ * A signed request for a session this connection does not carry (but
+ * another one does) is answered signed with that session's key, as
+ * Samba does: clients want the flag on STATUS_USER_SESSION_DELETED.
+ */
+void srv_req_sign_as_session(struct srv_req *req, uint64_t sid)
+{
+	struct srv_conn *c = req->conn;
+	struct srv_session *s;
+	unsigned int i;
+
+	req->chan = NULL;
+	if (!(req->hdr.flags & SMB2_FLAGS_SIGNED))
+		return;
+	/* ended here: as its channel on this connection signed */
+	for (i = 0; i < SRV_GONE_SESS; i++) {
+		if (c->gone[i].id == sid && sid) {
+			req->signer = c->gone[i].sign;
+			req->have_signer = true;
+			return;
+		}
+	}
+	s = srv_session_lookup(req->conn->srv, sid);
+	if (s && s->have_key) {
+		req->signer.alg = s->sign_alg;
+		memcpy(req->signer.key, s->keys.signing, sizeof(req->signer.key));
+		req->have_signer = true;
+	}
+	srv_session_put(s);
+}
+
 /* ---- channels ---- */
 
 void srv_conn_sweep(struct srv_conn *c)
@@ -281,8 +312,16 @@ void srv_conn_sweep(struct srv_conn *c)
 	list_for_each_safe(pos, tmp, &c->channels) {
 		struct srv_channel *ch = list_entry(pos, struct srv_channel, conn_link);
 
-		if (atomic_load(&ch->sess->state) == SESS_GONE)
-			srv_channel_drop(ch);
+		if (atomic_load(&ch->sess->state) != SESS_GONE)
+			continue;
+		/* its key signs the STATUS_USER_SESSION_DELETED still to come */
+		if (ch->state == CHAN_VALID && ch->sess->have_key) {
+			struct srv_gone_sess *g = &c->gone[c->ngone++ % SRV_GONE_SESS];
+
+			g->id = ch->sess->id;
+			g->sign = ch->sign;
+		}
+		srv_channel_drop(ch);
 	}
 }
 
