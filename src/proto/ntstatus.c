@@ -73,6 +73,9 @@ static const struct status_row rows[] = {
 	ROW(E_SMB_REQUEST_NOT_ACCEPTED, STATUS_REQUEST_NOT_ACCEPTED, EAGAIN, "request not accepted"),
 	ROW(E_SMB_REQUEST_OUT_OF_SEQUENCE, STATUS_REQUEST_OUT_OF_SEQUENCE, EPROTO, "request out of sequence"),
 	ROW(E_SMB_FILE_NOT_AVAILABLE, STATUS_FILE_NOT_AVAILABLE, EBUSY, "file not available"),
+	ROW(E_SMB_INVALID_OPLOCK_PROTOCOL, STATUS_INVALID_OPLOCK_PROTOCOL, EPROTO, "invalid oplock protocol (no break in progress)"),
+	ROW(E_SMB_INVALID_LOCK_RANGE, STATUS_INVALID_LOCK_RANGE, EINVAL, "invalid lock range"),
+	ROW(E_SMB_OBJECT_NAME_NOT_FOUND, STATUS_OBJECT_NAME_NOT_FOUND, ENOENT, "object name not found"),
 	ROW(E_SMB_NOT_A_REPARSE_POINT, STATUS_NOT_A_REPARSE_POINT, EINVAL, "not a reparse point"),
 	ROW(E_SMB_END_OF_FILE, STATUS_END_OF_FILE, ENODATA, "end of file"),
 	ROW(E_SMB_LOCK_NOT_GRANTED, STATUS_LOCK_NOT_GRANTED, EAGAIN, "lock not granted"),
@@ -100,6 +103,7 @@ static const struct status_row rows[] = {
 	/* statuses a server may send that we never produce */
 	ROW(0, STATUS_PENDING, EINPROGRESS, "pending"),
 	ROW(0, STATUS_UNSUCCESSFUL, EIO, "unsuccessful"),
+	ROW(E_SMB_UNSUCCESSFUL, STATUS_UNSUCCESSFUL, EIO, "unsuccessful"),
 	ROW(0, STATUS_OBJECT_TYPE_MISMATCH, EINVAL, "object type mismatch"),
 	ROW(0, STATUS_OBJECT_PATH_SYNTAX_BAD, EINVAL, "object path syntax bad"),
 	ROW(0, STATUS_ACCOUNT_RESTRICTION, EACCES, "account restriction"),

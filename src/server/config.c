@@ -35,6 +35,9 @@ int srv_config_init(struct srv_config *cfg)
 	cfg->bounce_size = 64u << 20;
 	cfg->io_uring = true;
 	cfg->multichannel = true;	/* Samba's default on Linux, ksmbd's too */
+	cfg->leases = true;		/* Samba: smb2 leases = yes */
+	cfg->oplocks = true;		/* Samba: oplocks = yes */
+	cfg->dir_leases = true;
 	cfg->numa_node = SRV_NUMA_AUTO;
 	strcpy(cfg->guest_account, "nobody");	/* Samba's default */
 	strcpy(cfg->netbios_name, "RDAX");
@@ -354,6 +357,25 @@ static int global_param(struct ini_state *st, const char *name, const char *v)
 		cfg->multichannel = b;
 		return 0;
 	}
+	if (!strcasecmp(name, "smb2 leases") || !strcasecmp(name, "smb3 directory leases") ||
+	    !strcasecmp(name, "oplocks")) {
+		if (parse_bool(v, &b))
+			return -EINVAL;
+		if (!strcasecmp(name, "smb2 leases"))
+			cfg->leases = b;
+		else if (!strcasecmp(name, "oplocks"))
+			cfg->oplocks = b;
+		else
+			cfg->dir_leases = b;
+		return 0;
+	}
+	if (!strcasecmp(name, "kernel oplocks") || !strcasecmp(name, "kernel share modes") ||
+	    !strcasecmp(name, "posix locking")) {
+		/* rdaxd keeps these itself: only "no" is what it does */
+		if (parse_bool(v, &b) || b)
+			return -EINVAL;
+		return 0;
+	}
 	if (!strcasecmp(name, "io uring")) {
 		if (parse_bool(v, &b))
 			return -EINVAL;
@@ -460,6 +482,13 @@ static int share_param(struct ini_state *st, const char *name, const char *v)
 		if (parse_bool(v, &b))
 			return -EINVAL;
 		sh->read_only = b;
+		return 0;
+	}
+	if (!strcasecmp(name, "oplocks")) {
+		if (parse_bool(v, &b))
+			return -EINVAL;
+		sh->oplocks = b;
+		sh->oplocks_set = true;
 		return 0;
 	}
 	if (!strcasecmp(name, "writable") || !strcasecmp(name, "writeable") ||
@@ -673,6 +702,8 @@ int srv_config_finish(struct srv_config *cfg)
 			continue;
 		if (!sh->guest_ok_set)
 			sh->guest_ok = sh->guest_ok || cfg->guest_ok_default;
+		if (!sh->oplocks_set)
+			sh->oplocks = cfg->oplocks;
 		ret = share_force(sh);
 		if (ret)
 			return ret;

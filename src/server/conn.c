@@ -83,9 +83,12 @@ int srv_conn_attach(struct srv_worker *w, struct xprt *x, struct srv_conn **out)
 	x->rx_strict = true;
 	c->srv = w->srv;
 	c->w = w;
+	c->id = atomic_fetch_add(&w->srv->next_conn_id, 1) + 1;
 	c->seq_low = 0;
 	c->seq_range = 1;
 	list_init(&c->channels);
+	list_init(&c->asyncs);
+	list_init(&c->client_link);
 	list_add_tail(&c->worker_link, &w->conns);
 	w->nconns++;
 	pr_info("%s: connected (worker %d, %s)", x->peer, w->idx, x->ops->name);
@@ -114,6 +117,8 @@ void srv_conn_free(struct srv_conn *c)
 {
 	/* RDMA I/O in flight completes (flushed) while opens still exist */
 	c->closing = true;
+	/* requests waiting for breaks or locks end with it */
+	srv_async_conn_gone(c);
 	srv_rdev_conn_gone(c);
 	/* file I/O of its requests on the worker's ring finishes first */
 	while (c->store_active > 0 && c->w->ring)
@@ -123,7 +128,13 @@ void srv_conn_free(struct srv_conn *c)
 	while (!list_empty(&c->channels))
 		srv_channel_drop(list_entry(c->channels.next, struct srv_channel,
 					    conn_link));
+	/*
+	 * Its client's lease breaks come here until its durable opens are
+	 * disconnected: none goes to another connection in between.
+	 */
+	srv_client_del(c);
 	c->x->ops->destroy(c->x);
+	explicit_bzero(c->gone, sizeof(c->gone));
 	c->w->gone.requests += c->stats.requests;
 	c->w->gone.bytes_read += c->stats.bytes_read;
 	c->w->gone.bytes_written += c->stats.bytes_written;

@@ -60,7 +60,11 @@ static void rsp_header(struct srv_req *req, uint32_t status, uint16_t credits)
 	h.flags = SMB2_FLAGS_SERVER_TO_REDIR |
 		  (req->hdr.flags & (SMB2_FLAGS_RELATED_OPERATIONS |
 				     SMB2_FLAGS_PRIORITY_MASK));
-	h.flags &= ~SMB2_FLAGS_ASYNC_COMMAND;
+	if (req->async && (req->async->resumed || status == STATUS_PENDING)) {
+		/* [MS-SMB2] 3.3.4.2, 3.3.4.3: interim and final of an async request */
+		h.flags |= SMB2_FLAGS_ASYNC_COMMAND;
+		h.async_id = req->async->async_id;
+	}
 	h.next_command = 0;
 	if (req->new_session_id)
 		h.session_id = req->new_session_id;
@@ -109,27 +113,6 @@ static int call_handler(void *arg)
 	return hc->fn(hc->req);
 }
 
-/*
- * A signed request for a session this connection does not carry (but
- * another one does) is answered signed with that session's key, as
- * Samba does: clients want the flag on STATUS_USER_SESSION_DELETED.
- */
-static void not_here_signer(struct srv_req *req, uint64_t sid)
-{
-	struct srv_session *s;
-
-	req->chan = NULL;
-	if (!(req->hdr.flags & SMB2_FLAGS_SIGNED))
-		return;
-	s = srv_session_lookup(req->conn->srv, sid);
-	if (s && s->have_key) {
-		req->signer.alg = s->sign_alg;
-		memcpy(req->signer.key, s->keys.signing, sizeof(req->signer.key));
-		req->have_signer = true;
-	}
-	srv_session_put(s);
-}
-
 static int process_pdu(struct srv_req *req)
 {
 	struct srv_conn *c = req->conn;
@@ -141,6 +124,11 @@ static int process_pdu(struct srv_req *req)
 
 	hd = &handlers[req->hdr.command];
 	req->related = req->hdr.flags & SMB2_FLAGS_RELATED_OPERATIONS;
+	/* a waiting request cancelled, or whose open went: it ends so */
+	if (req->async && req->async->end_err)
+		return req->async->end_err;
+	if (req->async && req->async->lock_open && atomic_load(&req->async->lock_open->closed))
+		return -E_SMB_RANGE_NOT_LOCKED;
 	if (req->related) {
 		/*
 		 * [MS-SMB2] 3.3.5.2.7.2: a related first PDU is invalid, and
@@ -176,7 +164,7 @@ static int process_pdu(struct srv_req *req)
 		req->chan = srv_channel_find(c, sid);
 		if (!req->chan || req->chan->state != CHAN_VALID ||
 		    atomic_load(&req->chan->sess->state) != SESS_VALID) {
-			not_here_signer(req, sid);
+			srv_req_sign_as_session(req, sid);
 			return -E_SMB_USER_SESSION_DELETED;
 		}
 		req->sess = req->chan->sess;
@@ -229,13 +217,15 @@ static bool do_pdu(struct srv_conn *c, struct srv_req *req)
 		return false;
 	}
 	if (req->hdr.command == SMB2_CANCEL) {
-		/* Every request completes synchronously: nothing to cancel. */
+		/* no response; the cancelled request answers STATUS_CANCELLED */
+		srv_async_cancel(c, &req->hdr);
 		req->no_response = true;
 		return true;
 	}
 	charge = (c->negotiated && c->dialect > SMB2_DIALECT_202 &&
 		  req->hdr.credit_charge) ? req->hdr.credit_charge : 1;
-	ret = srv_conn_credit_consume(c, req->hdr.message_id, charge);
+	/* a resumed request spent its credits when it first came */
+	ret = req->async ? 0 : srv_conn_credit_consume(c, req->hdr.message_id, charge);
 	if (ret) {
 		log_ratelimited(LOG_WARN, "%s: MessageId %llu (charge %u) %s; window [%llu, +%u)",
 				c->x->peer, (unsigned long long)req->hdr.message_id,
@@ -264,6 +254,25 @@ static bool do_pdu(struct srv_conn *c, struct srv_req *req)
 		req->no_response = true;
 		req->chain->have_prev = true;
 		return true;
+	}
+	if (ret == SRV_PENDING) {
+		/* it waits: an interim response the first time, then nothing */
+		req->pending = true;
+		if (req->async->resumed) {
+			req->no_response = true;
+			return true;
+		}
+		req->w.off = SMB2_HDR_SIZE;
+		smb2_error_rsp_encode(&req->w, NULL, 0);
+		granted = srv_conn_credit_grant(c, req->hdr.credits);
+		rsp_header(req, STATUS_PENDING, granted);
+		req->rb->len = req->rsp_off + req->w.off;
+		req->interim = true;
+		return true;
+	}
+	if (req->async) {
+		/* the final response of a request that went async */
+		srv_async_unwait(req->async);
 	}
 	if (ret && !req->keep_body) {
 		req->w.off = SMB2_HDR_SIZE;
@@ -309,23 +318,19 @@ static bool do_pdu(struct srv_conn *c, struct srv_req *req)
 			ch->have_fid = false;
 	}
 
-	granted = srv_conn_credit_grant(c, req->hdr.credits);
+	/* a final async response grants nothing: the interim did */
+	granted = req->async ? 0 : srv_conn_credit_grant(c, req->hdr.credits);
 	rsp_header(req, status, granted);
 	req->rb->len = req->rsp_off + req->w.off;
 	return true;
 }
 
-static int process_chain(struct srv_conn *c, const uint8_t *msg, size_t len,
-			 struct srv_session *enc_sess)
+/* Frame check of a whole chain before anything of it runs. */
+static int chain_check(struct srv_conn *c, const uint8_t *msg, size_t len, int *count)
 {
-	struct srv_pdu_out outs[SMB2_MAX_COMPOUND];
-	struct srv_chain chain = { 0 };
-	struct srv_rbuf *rb;
 	size_t off = 0, plen, next;
-	int n = 0, nout = 0, ret;
-	bool ok;
+	int n = 0;
 
-	/* Frame check of the whole chain before anything runs. */
 	do {
 		if (smb2_chain_pdu(msg, len, off, &plen, &next)) {
 			log_ratelimited(LOG_WARN, "%s: malformed compound chain at offset %zu",
@@ -339,18 +344,54 @@ static int process_chain(struct srv_conn *c, const uint8_t *msg, size_t len,
 		}
 		off = next;
 	} while (off);
+	*count = n;
+	return 0;
+}
+
+/*
+ * The waiting request keeps the rest of its chain (from itself on) and
+ * the chain's state, to run them when it is woken.
+ */
+static int chain_park(struct srv_async *a, const uint8_t *rest, size_t len,
+		      const struct srv_chain *chain, struct srv_session *enc_sess)
+{
+	if (!a->msg) {
+		a->msg = malloc(len);
+		if (!a->msg)
+			return -ENOMEM;
+		memcpy(a->msg, rest, len);
+		a->len = len;
+	}
+	a->chain = *chain;
+	a->enc_sess = enc_sess ? enc_sess->id : 0;
+	return 0;
+}
+
+/*
+ * Run the PDUs of msg in order and send their responses as one chain.
+ * resumed: msg is a waiting request's (its first PDU is that request).
+ */
+static int run_chain(struct srv_conn *c, const uint8_t *msg, size_t len,
+		     struct srv_session *enc_sess, struct srv_chain *chain,
+		     struct srv_async *resumed, int n)
+{
+	struct srv_pdu_out outs[SMB2_MAX_COMPOUND];
+	struct srv_rbuf *rb;
+	size_t off = 0, plen, next;
+	int nout = 0, ret = 0;
+	bool ok;
 
 	rb = srv_rbuf_get(c->w, 8192);
 	if (!rb)
 		return -ENOMEM;
-	off = 0;
 	do {
 		struct srv_req req = {
 			.conn = c,
-			.chain = &chain,
+			.chain = chain,
 			.rb = rb,
 			.encrypted = enc_sess != NULL,
 			.single = n == 1,
+			.async = off == 0 ? resumed : NULL,
 		};
 
 		smb2_chain_pdu(msg, len, off, &plen, &next);
@@ -367,7 +408,7 @@ static int process_chain(struct srv_conn *c, const uint8_t *msg, size_t len,
 			goto out_put;
 		}
 		if (!req.no_response) {
-			bool sign = req.have_signer &&
+			bool sign = req.have_signer && !req.interim &&
 				    (req.force_sign || (req.sess && req.sess->signing_required) ||
 				     (req.hdr.flags & SMB2_FLAGS_SIGNED));
 
@@ -378,6 +419,15 @@ static int process_chain(struct srv_conn *c, const uint8_t *msg, size_t len,
 			nout++;
 		}
 		explicit_bzero(&req.signer, sizeof(req.signer));
+		if (req.pending) {
+			/* this PDU and the rest of the chain wait */
+			ret = chain_park(req.async, msg + off, len - off, chain, enc_sess);
+			if (ret) {
+				pr_warn("%s: out of memory for a waiting request", c->x->peer);
+				goto out_put;
+			}
+			break;
+		}
 		off = next;
 	} while (off && !c->closing);
 
@@ -391,6 +441,49 @@ static int process_chain(struct srv_conn *c, const uint8_t *msg, size_t len,
 out_put:
 	srv_rbuf_put(rb);
 	return ret;
+}
+
+static int process_chain(struct srv_conn *c, const uint8_t *msg, size_t len,
+			 struct srv_session *enc_sess)
+{
+	struct srv_chain chain = { 0 };
+	int n, ret;
+
+	ret = chain_check(c, msg, len, &n);
+	if (ret)
+		return ret;
+	return run_chain(c, msg, len, enc_sess, &chain, NULL, n);
+}
+
+/* A waiting request was woken (or cancelled): run it and its chain again. */
+void srv_dispatch_resume(struct srv_async *a)
+{
+	struct srv_conn *c = a->c;
+	struct srv_session *enc = NULL;
+	struct srv_channel *ch;
+	int n, ret;
+
+	atomic_store(&a->posted, false);
+	if (!c || c->closing)
+		return;
+	srv_async_unwait(a);
+	if (a->enc_sess) {
+		ch = srv_channel_find(c, a->enc_sess);
+		enc = ch && ch->state == CHAN_VALID ? ch->sess : NULL;
+		if (!enc)
+			goto done;	/* its session is gone: nobody to answer */
+	}
+	a->resumed = true;
+	if (chain_check(c, a->msg, a->len, &n))
+		goto done;
+	ret = run_chain(c, a->msg, a->len, enc, &a->chain, a, n);
+	if (ret < 0 && ret != -EAGAIN)
+		c->closing = true;
+	if (!list_empty(&a->wait_link) || a->file)
+		return;		/* waits again */
+done:
+	list_del(&a->conn_link);
+	srv_async_put(a);	/* the connection's */
 }
 
 /*
@@ -442,6 +535,7 @@ int srv_write_place(void *conn, const uint8_t *msg, size_t have, size_t total,
 	o = srv_open_get(s, &fid);
 	if (!o || o->tree_id != t->id || o->is_dir || t->read_only ||
 	    !(o->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) || !o->file ||
+	    atomic_load(&o->file->nlocks) ||	/* the WRITE checks them first */
 	    !(dax = o->file->dax) || !(win = dax_window(dax, off, len))) {
 		/* growth, or past the mapping: the copy path */
 		srv_open_put(o);

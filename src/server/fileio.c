@@ -164,7 +164,7 @@ static int reopen_direct(void *arg)
 	struct stat a, b;
 	int fd = -1;
 
-	if (srv_file_path(o->share, o->file, path, sizeof(path)) ||
+	if (srv_file_path(o->file, path, sizeof(path)) ||
 	    (store_open(&o->share->root, path, O_RDWR | O_DIRECT, 0, &fd) &&
 	     store_open(&o->share->root, path, O_RDONLY | O_DIRECT, 0, &fd)))
 		return -1;

@@ -10,9 +10,8 @@
  * mapping) releases the descriptor and the file, and the memory goes
  * after a grace period.
  *
- * The file table: one srv_file per (dev, ino) of a share, shared by the
- * opens of that inode on every worker: delete-pending state, the DAX
- * mapping, the O_DIRECT twin. 64 shards, a mutex each.
+ * An open is on its file's list (files.c) from CREATE to close: its
+ * share mode, byte-range locks, oplock or lease live there.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,150 +23,6 @@
 #include "proto/ntstatus.h"
 #include "server/server.h"
 #include "util/log.h"
-
-/* ---- file table ---- */
-
-static struct srv_file_shard *shard_of(struct srv_share *sh, dev_t dev, ino_t ino)
-{
-	uint64_t h = ((uint64_t)ino ^ ((uint64_t)dev << 32)) * 0x9E3779B97F4A7C15ull;
-
-	return &sh->shards[(h >> 58) % SRV_FILE_SHARDS];
-}
-
-struct srv_file *srv_file_get(struct srv_share *sh, dev_t dev, ino_t ino,
-			      const char *path, bool is_dir)
-{
-	struct srv_file_shard *sd = shard_of(sh, dev, ino);
-	struct list_head *pos, *tmp;
-	struct srv_file *f;
-
-	pthread_mutex_lock(&sd->lock);
-	list_for_each_safe(pos, tmp, &sd->files) {
-		f = list_entry(pos, struct srv_file, link);
-		if (f->dev == dev && f->ino == ino) {
-			f->nopen++;
-			goto out_unlock;
-		}
-	}
-	f = calloc(1, sizeof(*f));
-	if (f) {
-		f->path = strdup(path);
-		if (!f->path) {
-			free(f);
-			f = NULL;
-			goto out_unlock;
-		}
-		f->dev = dev;
-		f->ino = ino;
-		f->is_dir = is_dir;
-		f->nopen = 1;
-		f->direct_fd = -1;
-		list_add_tail(&f->link, &sd->files);
-	}
-out_unlock:
-	pthread_mutex_unlock(&sd->lock);
-	return f;
-}
-
-struct unlink_call {
-	struct srv_share *sh;
-	struct srv_file *f;
-};
-
-static int unlink_call(void *arg)
-{
-	struct unlink_call *uc = arg;
-
-	return store_unlink(&uc->sh->root, uc->f->path, uc->f->is_dir);
-}
-
-void srv_file_put(struct srv_share *sh, struct srv_file *f)
-{
-	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
-	int ret;
-
-	pthread_mutex_lock(&sd->lock);
-	if (--f->nopen) {
-		pthread_mutex_unlock(&sd->lock);
-		return;
-	}
-	list_del(&f->link);
-	if (f->delete_pending) {
-		struct unlink_call uc = { sh, f };
-
-		/* as the user who asked for it; the kernel may still refuse */
-		ret = srv_ident_run(f->delete_ident, unlink_call, &uc);
-		if (ret)
-			pr_warn("[%s] delete on close of %s as %s: %s", sh->name,
-				f->path, f->delete_ident ? f->delete_ident->name : "rdaxd",
-				strerror(-ret));
-	}
-	pthread_mutex_unlock(&sd->lock);
-	srv_file_detach_dax(sh, f);
-	srv_ident_put(&f->delete_ident);
-	free(f->path);
-	free(f);
-}
-
-bool srv_file_delete_pending(struct srv_share *sh, struct srv_file *f)
-{
-	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
-	bool v;
-
-	pthread_mutex_lock(&sd->lock);
-	v = f->delete_pending;
-	pthread_mutex_unlock(&sd->lock);
-	return v;
-}
-
-int srv_file_set_delete(struct srv_share *sh, struct srv_file *f, bool del,
-			struct srv_ident *id)
-{
-	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
-	struct srv_ident *old;
-
-	pthread_mutex_lock(&sd->lock);
-	f->delete_pending = del;
-	old = f->delete_ident;
-	f->delete_ident = del ? srv_ident_get(id) : NULL;
-	pthread_mutex_unlock(&sd->lock);
-	srv_ident_put(&old);
-	return 0;
-}
-
-int srv_file_rename(struct srv_share *sh, struct srv_file *f, const char *to,
-		    bool replace)
-{
-	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
-	char *np = strdup(to);
-	int ret;
-
-	if (!np)
-		return -ENOMEM;
-	pthread_mutex_lock(&sd->lock);
-	ret = store_rename(&sh->root, f->path, to, replace);
-	if (!ret) {
-		free(f->path);
-		f->path = np;
-		np = NULL;
-	}
-	pthread_mutex_unlock(&sd->lock);
-	free(np);
-	return ret;
-}
-
-int srv_file_path(struct srv_share *sh, struct srv_file *f, char *buf, size_t len)
-{
-	struct srv_file_shard *sd = shard_of(sh, f->dev, f->ino);
-	int ret = 0;
-
-	pthread_mutex_lock(&sd->lock);
-	if ((size_t)snprintf(buf, len, "%s", f->path) >= len)
-		ret = -ENAMETOOLONG;
-	pthread_mutex_unlock(&sd->lock);
-	return ret;
-}
-
 
 /* ---- opens ---- */
 
@@ -200,7 +55,7 @@ void srv_open_put(struct srv_open *o)
 	if (o->fd >= 0)
 		close(o->fd);
 	if (o->file)
-		srv_file_put(o->share, o->file);
+		srv_file_put(o->file);
 	srv_ident_put(&o->ident);
 	free(o->pattern);
 	free(o->pending_name);
@@ -226,7 +81,7 @@ int srv_open_insert(struct srv_session *s, struct srv_tree *t, struct srv_open *
 	o->sess = s;
 	o->sess_id = s->id;
 	o->tree_id = t->id;
-	o->persistent = s->next_persistent++;
+	o->persistent = atomic_fetch_add(&srv->next_persistent, 1) + 1;
 	o->volatile_id = atomic_fetch_add(&srv->next_volatile, 1);
 	atomic_init(&o->refs, 1);	/* the table's */
 	atomic_init(&o->closed, false);
@@ -236,6 +91,23 @@ int srv_open_insert(struct srv_session *s, struct srv_tree *t, struct srv_open *
 	rcu_read_lock();
 	cds_lfht_add(srv->opens, open_hash(o->volatile_id), &o->node);
 	rcu_read_unlock();
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+int srv_open_reattach(struct srv_session *s, struct srv_tree *t, struct srv_open *o)
+{
+	pthread_mutex_lock(&s->lock);
+	if (atomic_load(&s->state) == SESS_GONE || atomic_load(&t->gone)) {
+		pthread_mutex_unlock(&s->lock);
+		return -E_SMB_NETWORK_NAME_DELETED;
+	}
+	o->sess = s;
+	o->sess_id = s->id;
+	o->tree_id = t->id;
+	/* its FileId stays; lookups match it to this session now */
+	list_add_tail(&o->sess_link, &s->opens);
+	s->nopens++;
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
@@ -270,14 +142,47 @@ struct srv_open *srv_open_get(struct srv_session *s, const struct smb2_fid *fid)
 	return o;
 }
 
+/*
+ * The open leaves its file: its share mode, locks, oplock or lease go,
+ * and whoever waited on them runs again.
+ */
+void srv_open_leave_file(struct srv_open *o)
+{
+	struct srv_file *f = o->file;
+	struct srv_ident *old = NULL;
+
+	if (!f || !o->on_file)
+		return;
+	pthread_mutex_lock(&f->lock);
+	list_del(&o->file_link);
+	o->on_file = false;
+	srv_oplock_close_locked(o->srv, o);
+	srv_brl_close_locked(o);
+	srv_async_end_locks_locked(f, o, -E_SMB_RANGE_NOT_LOCKED);
+	if (o->delete_on_close && !f->delete_pending) {
+		f->delete_pending = true;
+		old = f->delete_ident;
+		f->delete_ident = srv_ident_get(o->ident);
+	}
+	srv_file_wake_locked(f);
+	pthread_mutex_unlock(&f->lock);
+	srv_ident_put(&old);
+	/* a written file's close changes its directory (last write time) */
+	if (o->modified && !f->is_dir) {
+		char path[4096];
+
+		if (!srv_file_path(f, path, sizeof(path)))
+			srv_dir_lease_break(o->srv, o->share, path, o);
+	}
+}
+
 /* Closed and off the session's list already: out of the table, then go. */
 void srv_open_detached(struct srv_open *o)
 {
 	rcu_read_lock();
 	cds_lfht_del(o->srv->opens, &o->node);
 	rcu_read_unlock();
-	if (o->file && o->delete_on_close)
-		srv_file_set_delete(o->share, o->file, true, o->ident);
+	srv_open_leave_file(o);
 	srv_open_put(o);		/* the table's */
 }
 
@@ -398,7 +303,7 @@ int srv_req_open(struct srv_req *req, const struct smb2_fid *fid,
 
 	if (smb2_fid_is_compound(fid) && req->related) {
 		if (ch->create_failed)
-			return ntstatus_to_err(ch->create_status);
+			return -ntstatus_to_err(ch->create_status);
 		if (!ch->have_fid)
 			return -E_SMB_FILE_CLOSED;
 		f = ch->fid;

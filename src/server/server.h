@@ -22,6 +22,7 @@
 #include "crypto/crypto.h"
 #include "mem/mem.h"
 #include "server/ident.h"
+#include "proto/lease.h"
 #include "proto/smb2.h"
 #include "proto/smbd.h"
 #include "store/dax.h"
@@ -43,6 +44,7 @@
 #define SRV_MAX_SEG 16			/* bounce segments per request */
 #define SRV_MAX_RDEV 4			/* RDMA devices per worker */
 #define SRV_MAX_CHANNELS 32		/* channels a session may have */
+#define SRV_GONE_SESS 4			/* ended sessions a connection remembers */
 #define SRV_ASYNC 1			/* handler: the response comes later */
 #define SRV_ZC_READ_MIN (16u * 1024)	/* smaller READs are copied */
 #define SRV_ZC_WRITE_MIN (64u * 1024)	/* smaller WRITEs are copied */
@@ -76,6 +78,8 @@ struct srv_share {
 	bool read_only;
 	bool guest_ok;
 	bool guest_ok_set;		/* given in its section */
+	bool oplocks;			/* "oplocks" (Samba's: per share) */
+	bool oplocks_set;
 	bool from_cli;			/* --share */
 	bool ipc;
 	char **valid_users;
@@ -122,6 +126,9 @@ struct srv_config {
 	struct srv_ident *guest_ident;	/* resolved when guests can log on */
 	bool map_to_guest;		/* unknown users become guests */
 	bool multichannel;		/* "server multi channel support" */
+	bool leases;			/* "smb2 leases" */
+	bool oplocks;			/* "oplocks": every share's default */
+	bool dir_leases;		/* "smb3 directory leases" */
 	char interfaces[1024];		/* "interfaces": what interface info names */
 	bool guest_ok_default;		/* [global] guest ok */
 	uint16_t min_dialect;
@@ -169,16 +176,33 @@ struct srv_rbuf {
 	struct dax_file *hold_dax;
 };
 
-/* File object shared by all opens of one inode within a share. */
+/*
+ * File object shared by all opens of one inode within a share (files.c):
+ * share modes, byte-range locks, oplocks and leases, delete-pending, the
+ * DAX mapping. The shard's mutex covers the table (link, refs); the
+ * file's own mutex covers its state.
+ */
 struct srv_file {
-	struct list_head link;
+	struct list_head link;		/* shard */
+	struct srv *srv;
+	struct srv_share *share;
 	dev_t dev;
 	ino_t ino;
-	int nopen;
-	bool delete_pending;
+	int refs;			/* shard lock: opens, waiters */
 	bool is_dir;
+	pthread_mutex_t lock;		/* everything below */
 	char *path;			/* current path, relative to the root */
+	struct list_head opens;		/* srv_open.file_link */
+	struct list_head leases;	/* srv_lease.file_link */
+	struct list_head waiters;	/* srv_async.wait_link: creates and locks */
+	struct list_head locks;		/* srv_brl.link */
+	atomic_int nlocks;		/* READ/WRITE look at locks only if set */
+	bool delete_pending;
 	struct srv_ident *delete_ident;	/* who set delete-pending: unlinks as them */
+	atomic_int rcache;		/* opens and leases holding R */
+	int nbreaking;			/* oplocks and leases breaking */
+	struct list_head brk_link;	/* srv.breaking (brk_lock) */
+	bool on_brk_list;		/* brk_lock */
 	struct dax_file *dax;		/* DAX store: the file's mapping */
 	bool dax_tried;
 	int direct_fd;			/* O_DIRECT twin for aligned I/O, or -1 */
@@ -213,9 +237,35 @@ struct srv_open {
 	bool path_only;			/* O_PATH: attributes only */
 	bool delete_on_close;
 	bool write_through;
+	bool modified;			/* written: its close changes the directory */
 	uint32_t access;
+	uint32_t share_access;
+	uint32_t sharing;		/* access as share modes see it ([MS-FSA]) */
 	uint32_t mode;
 	uint64_t position;
+	/* file lock: the file's opens, and the open's caching state */
+	struct list_head file_link;
+	uint32_t oplock;		/* as lease bits: R (II), RW (excl), RWH (batch) */
+	uint32_t oplock_break_to;	/* breaking (oplock_breaking) to this */
+	bool oplock_breaking;
+	uint64_t oplock_deadline;	/* ms, monotonic */
+	struct srv_lease *lease;	/* the lease it is under, or NULL */
+	struct list_head lease_link;	/* lease->opens */
+	uint8_t client_guid[16];	/* of the connection that opened it */
+	bool on_file;			/* on file->opens */
+	/* LockSequence replay detection ([MS-SMB2] 3.3.5.14): 0xFF unset */
+	uint8_t lock_seq[64];
+	/* durable ([MS-SMB2] 3.3.1.10) */
+	bool durable;
+	bool durable_v2;
+	uint32_t durable_timeout;	/* ms it may stay disconnected */
+	uint8_t create_guid[16];	/* v2 */
+	char owner[256];		/* the user who opened it */
+	bool disconnected;		/* durable_lock: its session is gone */
+	struct list_head durable_link;	/* srv.durables, while disconnected */
+	uint64_t disconnect_deadline;	/* ms, monotonic */
+	bool purge;			/* on a purge list */
+	struct list_head purge_link;
 	/*
 	 * [MS-SMB2] 3.3.5.2.10 ChannelSequence, packed for lock-free updates:
 	 * sequence (16 bits), its wrap generation (8), requests outstanding
@@ -229,6 +279,39 @@ struct srv_open {
 	char *pending_name;		/* entry that did not fit last time */
 	bool enum_started;
 	bool enum_done;
+};
+
+/*
+ * A lease ([MS-SMB2] 3.3.1.13): by ClientGuid and LeaseKey, on one file,
+ * shared by the opens made under it (oplock.c). The file's lock covers
+ * its state; the lease table's mutex its place in the table.
+ */
+struct srv_lease {
+	struct list_head tab_link;	/* srv.lease_tab bucket */
+	struct list_head file_link;	/* file->leases */
+	struct list_head opens;		/* srv_open.lease_link */
+	int nopens;
+	struct srv_file *file;
+	uint8_t client_guid[16];
+	uint8_t key[16];
+	uint8_t parent_key[16];
+	bool has_parent;
+	int version;			/* 1 or 2 */
+	uint16_t epoch;
+	uint32_t state;			/* SMB2_LEASE_* */
+	bool breaking;
+	uint32_t breaking_to_requested;
+	uint32_t breaking_to_required;
+	uint64_t deadline;		/* ms, monotonic: the break times out */
+};
+
+/* A byte-range lock (brl.c), on its file's list under the file lock. */
+struct srv_brl {
+	struct list_head link;
+	struct srv_open *o;		/* the owner (not a reference) */
+	uint64_t offset;
+	uint64_t length;
+	bool exclusive;
 };
 
 /* A request counted against an open's ChannelSequence, until answered. */
@@ -338,6 +421,17 @@ struct srv_conn_stats {
 
 struct srv_conn {
 	struct list_head worker_link;
+	uint64_t id;			/* server-wide, never reused */
+	struct list_head asyncs;	/* srv_async.conn_link: answered later */
+	struct list_head client_link;	/* srv.client_conns (client_lock) */
+	bool in_clients;
+	/* sessions that ended on it lately, to sign what answers them */
+	struct srv_gone_sess {
+		uint64_t id;
+		struct srv_signer sign;
+	} gone[SRV_GONE_SESS];
+	unsigned int ngone;
+	uint64_t next_async_id;
 	struct srv *srv;
 	struct srv_worker *w;
 	struct xprt *x;
@@ -425,6 +519,7 @@ struct srv_worker {
 	pthread_mutex_t q_lock;
 	struct srv_adopt *q;		/* connections to adopt */
 	int q_len, q_cap;
+	struct srv_work *work, **work_tail;	/* posted by other threads */
 	struct list_head conns;
 	int nconns;
 	struct srv_rbuf *rb_free;
@@ -466,6 +561,22 @@ struct srv {
 	struct cds_lfht *opens;
 	atomic_uint_fast64_t next_session_id;
 	atomic_uint_fast64_t next_volatile;
+	atomic_uint_fast64_t next_persistent;
+	atomic_uint_fast64_t next_conn_id;
+	/* leases by ClientGuid and key (oplock.c) */
+	pthread_mutex_t lease_lock;
+	struct list_head *lease_tab;
+	atomic_int ndir_leases;		/* directory leases granted */
+	/* negotiated connections, oldest first: lease breaks find a client's */
+	pthread_mutex_t client_lock;
+	struct list_head client_conns;
+	/* disconnected durable opens (durable.c) */
+	pthread_mutex_t durable_lock;
+	struct list_head durables;
+	/* files with an oplock or lease break in flight: the timer's */
+	pthread_mutex_t brk_lock;
+	struct list_head breaking;
+	int timer_fd;
 	atomic_bool stopping;
 	unsigned int rr;
 };
@@ -554,7 +665,83 @@ struct srv_req {
 	uint64_t new_session_id;	/* SESSION_SETUP assigns one */
 	uint32_t new_tree_id;
 	bool single;			/* the only PDU of its message */
+	/* answered later: the waiting request (async.c), if it waits */
+	struct srv_async *async;
+	bool pending;			/* it waits (SRV_PENDING) */
+	bool interim;			/* its response is the interim one */
 };
+
+#define SRV_PENDING 2			/* handler: waits on req->async */
+
+/* Work for one worker, posted from any thread (srv.c); fn runs there. */
+struct srv_work {
+	struct srv_work *next;
+	void (*fn)(struct srv_worker *w, struct srv_work *wk);
+};
+
+void srv_worker_post(struct srv_worker *w, struct srv_work *wk);
+
+enum srv_wait { SRV_WAIT_NONE, SRV_WAIT_BREAK, SRV_WAIT_LOCK };
+
+/*
+ * A request answered later ([MS-SMB2] 3.3.4.2): a CREATE waiting for an
+ * oplock or lease break, a blocking LOCK. Its connection's worker owns
+ * it; the file it waits on lists it (under the file lock) and wakes it
+ * by posting it back to that worker, where the request runs again. The
+ * rest of its compound waits with it.
+ */
+struct srv_async {
+	struct srv_work wk;		/* the resume */
+	struct list_head conn_link;	/* conn->asyncs (its worker only) */
+	struct list_head wait_link;	/* file->waiters (file lock) */
+	atomic_int refs;		/* the connection's, a posted resume's */
+	atomic_bool posted;
+	struct srv_worker *w;
+	struct srv_conn *c;		/* NULL once the connection is gone */
+	uint64_t async_id;
+	uint64_t message_id;
+	enum srv_wait wait;
+	struct srv_file *file;		/* waited on, a reference, while linked */
+	struct srv_open *lock_open;	/* a LOCK's open (a reference): its close ends the wait */
+	int end_err;			/* cancelled or its open closed: answer so */
+	bool resumed;			/* running again: no second interim */
+	/* the chain from the waiting PDU on, decrypted */
+	uint8_t *msg;
+	size_t len;
+	struct srv_chain chain;
+	uint64_t enc_sess;		/* the chain came encrypted for this session */
+};
+
+/* Make req wait on f (its lock held): creates req->async on first use. */
+int srv_async_wait(struct srv_req *req, struct srv_file *f, enum srv_wait kind);
+/* Under f's lock: post every waiter of f back to its worker. */
+void srv_file_wake_locked(struct srv_file *f);
+void srv_file_wake(struct srv_file *f);
+/* Unlink a from what it waits on (any thread; takes the file lock). */
+void srv_async_unwait(struct srv_async *a);
+void srv_async_put(struct srv_async *a);
+/* A connection goes: its waiting requests end, unanswered. */
+void srv_async_conn_gone(struct srv_conn *c);
+/* CANCEL ([MS-SMB2] 3.3.5.16): by AsyncId or MessageId. */
+void srv_async_cancel(struct srv_conn *c, const struct smb2_hdr *h);
+/* A closing open ends the LOCKs that wait on it (its file lock held). */
+void srv_async_end_locks_locked(struct srv_file *f, struct srv_open *o, int err);
+
+/* Resume a waiting request's chain on its worker (dispatch.c). */
+void srv_dispatch_resume(struct srv_async *a);
+
+/* Send a notification PDU (header + body) to a session on any live
+ * channel; false if it has none. Unsolicited: MessageId -1, unsigned. */
+bool srv_notify_session(struct srv_session *s, uint64_t hdr_session_id,
+			uint16_t command, const uint8_t *body, size_t len);
+/* ... or to a client (by ClientGuid) on its oldest connection (leases). */
+bool srv_notify_client(struct srv *srv, const uint8_t *guid, uint16_t command,
+		       const uint8_t *body, size_t len);
+/* A worker thread says which it is (notifications to it go at once). */
+void srv_async_thread_is(struct srv_worker *w);
+/* Connections by client, for srv_notify_client: from NEGOTIATE to close. */
+void srv_client_add(struct srv_conn *c);
+void srv_client_del(struct srv_conn *c);
 
 /* File data moved by a READ or WRITE: the connection's and the channel's counters. */
 static inline void srv_req_count_io(struct srv_req *req, bool write, uint64_t n)
@@ -636,13 +823,17 @@ int srv_session_new(struct srv_conn *c, struct srv_channel **out);
 /* Any session not gone, by id (for binding); a reference. */
 struct srv_session *srv_session_lookup(struct srv *s, uint64_t id);
 void srv_session_put(struct srv_session *s);
-/* Logoff, a failed setup, or its last channel gone: opens and trees close. */
-void srv_session_end(struct srv_session *s);
+/* Logoff, a failed setup, or its last channel gone (lost: durable opens
+ * stay for a reconnect): opens and trees close. */
+void srv_session_end(struct srv_session *s, bool lost);
 /* Sessions and opens in the table (stats). */
 void srv_state_count(struct srv *s, int *sessions, int *opens);
 /* SIGUSR1: one line per session and its channels. */
 void srv_state_dump(struct srv *s);
 
+/* A signed request for a session this connection does not carry: its
+ * error is signed with that session's key, if it exists (as Samba). */
+void srv_req_sign_as_session(struct srv_req *req, uint64_t sid);
 /* Between messages: drop the channels whose session ended elsewhere. */
 void srv_conn_sweep(struct srv_conn *c);
 /* The channel of session id on c; NULL if none or the session is gone. */
@@ -664,6 +855,10 @@ void srv_tree_remove(struct srv_session *s, struct srv_tree *t);
 
 /* The table takes the reference o was made with. */
 int srv_open_insert(struct srv_session *s, struct srv_tree *t, struct srv_open *o);
+/* A reconnected durable open joins session s on tree t, a new volatile id. */
+int srv_open_reattach(struct srv_session *s, struct srv_tree *t, struct srv_open *o);
+/* Closed and off its session: out of the table, then its last reference. */
+void srv_open_detached(struct srv_open *o);
 /* An open of session s by FileId, not closed; a reference. */
 struct srv_open *srv_open_get(struct srv_session *s, const struct smb2_fid *fid);
 static inline struct srv_open *srv_open_ref(struct srv_open *o)
@@ -691,19 +886,100 @@ int srv_chanseq_count(struct srv_open *o, const struct srv_conn *c,
 /* The request is answered: its ChannelSequence count goes. */
 void srv_chanseq_done(struct srv_chanseq *cs);
 
-/* File table: one srv_file per (dev, ino) in a share. */
-struct srv_file *srv_file_get(struct srv_share *sh, dev_t dev, ino_t ino,
-			      const char *path, bool is_dir);
-/* Drop an open's reference; unlinks a delete-pending file at zero. */
-void srv_file_put(struct srv_share *sh, struct srv_file *f);
-bool srv_file_delete_pending(struct srv_share *sh, struct srv_file *f);
+/* File table (files.c): one srv_file per (dev, ino) in a share. */
+struct srv_file *srv_file_get(struct srv *srv, struct srv_share *sh, dev_t dev,
+			      ino_t ino, const char *path, bool is_dir);
+void srv_file_ref(struct srv_file *f);
+/* The file if it is open (a reference), else NULL. */
+struct srv_file *srv_file_find(struct srv_share *sh, dev_t dev, ino_t ino);
+int srv_file_rename_target_ok(struct srv_share *sh, const char *to);
+bool srv_share_open_below(struct srv_share *sh, const char *dir);
+/* The last reference unlinks a delete-pending file. */
+void srv_file_put(struct srv_file *f);
+bool srv_file_delete_pending(struct srv_file *f);
 /* del: unlinked at the last close, as id (a reference is taken) */
-int srv_file_set_delete(struct srv_share *sh, struct srv_file *f, bool del,
-			struct srv_ident *id);
-int srv_file_rename(struct srv_share *sh, struct srv_file *f, const char *to,
-		    bool replace);
-int srv_file_path(struct srv_share *sh, struct srv_file *f, char *buf,
-		  size_t len);
+int srv_file_set_delete(struct srv_file *f, bool del, struct srv_ident *id);
+int srv_file_rename(struct srv_file *f, const char *to, bool replace);
+int srv_file_path(struct srv_file *f, char *buf, size_t len);
+/* Only attributes: no share mode, breaks nothing ([MS-FSA] stat open). */
+bool srv_stat_open(uint32_t access);
+/* Would an open (access, share) be refused for sharing? File lock held. */
+bool srv_file_share_conflict_locked(struct srv_file *f, uint32_t access, uint32_t share);
+/* The open leaves its file at close: share mode, locks, caching go. */
+void srv_open_leave_file(struct srv_open *o);
+
+/* ---- oplocks and leases (oplock.c) ---- */
+
+/* What a CREATE asks for. */
+struct srv_cache_req {
+	uint8_t oplock;			/* RequestedOplockLevel */
+	bool existed;			/* the open did not create the file */
+	bool lease;			/* an RqLs context came */
+	struct smb2_lease_ctx lc;
+};
+
+/* Break notifications collected under a file lock, sent after it. */
+struct srv_breaks {
+	void *notes;
+	int n, cap;
+};
+
+uint64_t srv_now_ms(void);
+int srv_lease_table_init(struct srv *srv);
+void srv_lease_table_free(struct srv *srv);
+void srv_breaks_init(struct srv_breaks *b);
+void srv_breaks_send(struct srv *srv, struct srv_breaks *b);
+/*
+ * Under f's lock, for a new open o not yet on f: share modes, breaks of
+ * the others' caching, and what o is granted. 0: o may join; SRV_PENDING:
+ * breaks are on their way (wait); -E_SMB_SHARING_VIOLATION. Disconnected
+ * durable opens in the way go on purge.
+ */
+int srv_oplock_open_locked(struct srv *srv, struct srv_file *f, struct srv_open *o,
+			   const struct srv_cache_req *cr, uint32_t disposition,
+			   bool first_attempt, struct srv_breaks *b,
+			   struct list_head *purge);
+int srv_lease_check_key(struct srv *srv, struct srv_file *f, const uint8_t *guid,
+			const struct smb2_lease_ctx *lc);
+size_t srv_lease_rsp(const struct srv_open *o, uint8_t *buf);
+uint8_t srv_oplock_level(const struct srv_open *o);
+void srv_oplock_close_locked(struct srv *srv, struct srv_open *o);
+bool srv_oplock_rename_locked(struct srv *srv, struct srv_open *o, struct srv_breaks *b);
+/* A write, truncate or lock by o breaks the others' read caching. */
+void srv_oplock_contend(struct srv *srv, struct srv_open *o);
+/* A directory's entries changed: its leases break (but by's parent's). */
+void srv_dir_lease_break(struct srv *srv, struct srv_share *sh, const char *child,
+			 const struct srv_open *by);
+/* Breaks not acknowledged in time (the control thread's timer). */
+void srv_oplock_timer(struct srv *srv);
+
+/* ---- byte-range locks (brl.c) ---- */
+int srv_brl_check_io(struct srv_open *o, uint64_t off, uint64_t len, bool write);
+bool srv_brl_close_locked(struct srv_open *o);
+
+/* ---- durable handles (durable.c) ---- */
+
+/* What a CREATE asks for: DHnQ/DH2Q, or a reconnect with DHnC/DH2C. */
+struct srv_durable_req {
+	bool want;			/* DHnQ or DH2Q */
+	bool v2;
+	bool reconnect;			/* DHnC or DH2C */
+	bool persistent;		/* DH2Q flag */
+	uint32_t timeout;		/* DH2Q, ms */
+	uint8_t create_guid[16];
+	struct smb2_fid reconnect_fid;
+};
+
+void srv_durable_init(struct srv *srv);
+void srv_durable_free(struct srv *srv);
+uint32_t srv_durable_timeout(const struct srv_durable_req *d);
+void srv_durable_grant(struct srv_open *o, const struct srv_durable_req *d);
+void srv_durable_disconnect(struct srv *srv, struct srv_open *o);
+void srv_durable_purge(struct srv *srv, struct list_head *purge);
+void srv_durable_timer(struct srv *srv);
+int srv_durable_reconnect(struct srv_req *req, const struct srv_durable_req *d,
+			  const struct srv_cache_req *cr, const char *path,
+			  struct srv_open **out);
 
 /*
  * SMB path (UTF-16LE, '\' separated) to a share-relative UTF-8 path.

@@ -58,7 +58,8 @@ int srv_state_init(struct srv *s)
 	s->sessions = cds_lfht_new(SESSION_BUCKETS, SESSION_BUCKETS, SESSION_BUCKETS, 0, NULL);
 	s->trees = cds_lfht_new(SESSION_BUCKETS, SESSION_BUCKETS, SESSION_BUCKETS, 0, NULL);
 	s->opens = cds_lfht_new(OPEN_BUCKETS, OPEN_BUCKETS, OPEN_BUCKETS, 0, NULL);
-	if (!s->sessions || !s->trees || !s->opens) {
+	srv_durable_init(s);
+	if (!s->sessions || !s->trees || !s->opens || srv_lease_table_init(s)) {
 		srv_state_free(s);
 		return -ENOMEM;
 	}
@@ -76,6 +77,8 @@ void srv_state_free(struct srv *s)
 	if (s->opens)
 		cds_lfht_destroy(s->opens, NULL);
 	s->sessions = s->trees = s->opens = NULL;
+	if (s->lease_tab)
+		srv_lease_table_free(s);
 }
 
 void srv_state_thread_enter(void)
@@ -192,9 +195,9 @@ struct srv_session *srv_session_lookup(struct srv *srv, uint64_t id)
 }
 
 static void tree_finish(struct srv *srv, struct srv_tree *t);
-static void close_opens(struct srv_session *s, bool all, uint32_t tree_id);
+static void close_opens(struct srv_session *s, bool all, uint32_t tree_id, bool lost);
 
-void srv_session_end(struct srv_session *s)
+void srv_session_end(struct srv_session *s, bool lost)
 {
 	struct srv_tree *t;
 
@@ -203,7 +206,7 @@ void srv_session_end(struct srv_session *s)
 	rcu_read_lock();
 	cds_lfht_del(s->srv->sessions, &s->node);
 	rcu_read_unlock();
-	close_opens(s, true, 0);
+	close_opens(s, true, 0, lost);
 	for (;;) {
 		pthread_mutex_lock(&s->lock);
 		t = list_empty(&s->trees) ? NULL :
@@ -269,6 +272,37 @@ void srv_state_dump(struct srv *srv)
 	rcu_read_unlock();
 }
 
+/*
+ * A signed request for a session this connection does not carry (but
+ * another one does) is answered signed with that session's key, as
+ * Samba does: clients want the flag on STATUS_USER_SESSION_DELETED.
+ */
+void srv_req_sign_as_session(struct srv_req *req, uint64_t sid)
+{
+	struct srv_conn *c = req->conn;
+	struct srv_session *s;
+	unsigned int i;
+
+	req->chan = NULL;
+	if (!(req->hdr.flags & SMB2_FLAGS_SIGNED))
+		return;
+	/* ended here: as its channel on this connection signed */
+	for (i = 0; i < SRV_GONE_SESS; i++) {
+		if (c->gone[i].id == sid && sid) {
+			req->signer = c->gone[i].sign;
+			req->have_signer = true;
+			return;
+		}
+	}
+	s = srv_session_lookup(req->conn->srv, sid);
+	if (s && s->have_key) {
+		req->signer.alg = s->sign_alg;
+		memcpy(req->signer.key, s->keys.signing, sizeof(req->signer.key));
+		req->have_signer = true;
+	}
+	srv_session_put(s);
+}
+
 /* ---- channels ---- */
 
 void srv_conn_sweep(struct srv_conn *c)
@@ -278,8 +312,16 @@ void srv_conn_sweep(struct srv_conn *c)
 	list_for_each_safe(pos, tmp, &c->channels) {
 		struct srv_channel *ch = list_entry(pos, struct srv_channel, conn_link);
 
-		if (atomic_load(&ch->sess->state) == SESS_GONE)
-			srv_channel_drop(ch);
+		if (atomic_load(&ch->sess->state) != SESS_GONE)
+			continue;
+		/* its key signs the STATUS_USER_SESSION_DELETED still to come */
+		if (ch->state == CHAN_VALID && ch->sess->have_key) {
+			struct srv_gone_sess *g = &c->gone[c->ngone++ % SRV_GONE_SESS];
+
+			g->id = ch->sess->id;
+			g->sign = ch->sign;
+		}
+		srv_channel_drop(ch);
 	}
 }
 
@@ -358,7 +400,7 @@ void srv_channel_drop(struct srv_channel *ch)
 				  left == 1 ? "" : "s");
 	}
 	if (last)
-		srv_session_end(s);
+		srv_session_end(s, true);	/* the connection went: durable opens stay */
 	auth_server_delete(&ch->auth);
 	explicit_bzero(&ch->sign, sizeof(ch->sign));
 	srv_session_put(s);
@@ -458,26 +500,36 @@ void srv_tree_remove(struct srv_session *s, struct srv_tree *t)
 	pthread_mutex_unlock(&s->lock);
 	if (!mine)
 		return;
-	close_opens(s, false, t->id);
+	close_opens(s, false, t->id, false);
 	tree_finish(s->srv, t);
 }
 
 /* ---- the session's opens (the table itself is opens.c) ---- */
 
-void srv_open_detached(struct srv_open *o);
-
-/* Close every open of the session (all) or of one tree. */
-static void close_opens(struct srv_session *s, bool all, uint32_t tree_id)
+/*
+ * Close every open of the session (all) or of one tree. lost: the
+ * session went with its connection, and durable opens stay for a
+ * reconnect (durable.c).
+ */
+static void close_opens(struct srv_session *s, bool all, uint32_t tree_id, bool lost)
 {
-	struct list_head *pos, *tmp, gone;
+	struct list_head *pos, *tmp, gone, kept;
 
 	list_init(&gone);
+	list_init(&kept);
 	pthread_mutex_lock(&s->lock);
 	list_for_each_safe(pos, tmp, &s->opens) {
 		struct srv_open *o = list_entry(pos, struct srv_open, sess_link);
 
 		if (!all && o->tree_id != tree_id)
 			continue;
+		if (lost && o->durable) {
+			list_del(&o->sess_link);
+			s->nopens--;
+			o->sess = NULL;
+			list_add_tail(&o->sess_link, &kept);
+			continue;
+		}
 		if (atomic_exchange(&o->closed, true))
 			continue;
 		list_del(&o->sess_link);
@@ -491,5 +543,11 @@ static void close_opens(struct srv_session *s, bool all, uint32_t tree_id)
 
 		list_del(&o->sess_link);
 		srv_open_detached(o);
+	}
+	list_for_each_safe(pos, tmp, &kept) {
+		struct srv_open *o = list_entry(pos, struct srv_open, sess_link);
+
+		list_del(&o->sess_link);
+		srv_durable_disconnect(s->srv, o);
 	}
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "proto/fscc.h"
+#include "proto/lease.h"
 #include "proto/ntstatus.h"
 #include "proto/smb2.h"
 #include "server/server.h"
@@ -147,38 +148,162 @@ static int not_found_err(const struct store_root *root, const char *path)
 	return S_ISDIR(st.st_mode) ? -ENOENT : -E_SMB_PATH_NOT_FOUND;
 }
 
-static int create_contexts(struct srv_req *req, const struct smb2_create_req *r,
-			   const struct srv_open *o, const struct stat *st,
-			   uint8_t *buf, size_t cap, size_t *len)
+/* What a CREATE's contexts ask for ([MS-SMB2] 2.2.13.2). */
+struct create_ctxs {
+	bool mxac;
+	bool qfid;
+	struct srv_cache_req cache;
+	struct srv_durable_req durable;
+};
+
+/* The durable-handle contexts, with the checks Samba's smbd makes. */
+static int durable_ctxs(const struct smb2_create_ctx *ctx, int n, struct create_ctxs *cx)
+{
+	const struct smb2_create_ctx *dhnq = NULL, *dh2q = NULL, *dhnc = NULL, *dh2c = NULL;
+	struct srv_durable_req *d = &cx->durable;
+	struct smb2_durable_v2 v2;
+	int i, allowed;
+
+	for (i = 0; i < n; i++) {
+		const uint8_t *tag = ctx[i].name.p;
+
+		if (ctx[i].name.len != 4)
+			continue;
+		if (!memcmp(tag, SMB2_CTX_DHNQ, 4))
+			dhnq = &ctx[i];
+		else if (!memcmp(tag, SMB2_CTX_DH2Q, 4))
+			dh2q = &ctx[i];
+		else if (!memcmp(tag, SMB2_CTX_DHNC, 4))
+			dhnc = &ctx[i];
+		else if (!memcmp(tag, SMB2_CTX_DH2C, 4))
+			dh2c = &ctx[i];
+	}
+	if ((dhnc && dh2c) || (dhnc && dh2q) || (dh2c && dhnq) || (dh2q && dh2c) ||
+	    (dhnq && dh2q))
+		return -EINVAL;
+	/* a reconnect may come with its lease (and, v1, a DHnQ) only */
+	if (dhnc) {
+		if (dhnc->data.len != 16)
+			return -EINVAL;
+		allowed = 1 + !!dhnq + cx->cache.lease;
+		if (n != allowed)
+			return -E_SMB_OBJECT_NAME_NOT_FOUND;
+		smb2_dhnc_decode(dhnc->data.p, dhnc->data.len, &d->reconnect_fid);
+		d->reconnect = true;
+		return 0;
+	}
+	if (dh2c) {
+		if (dh2c->data.len != 36)
+			return -EINVAL;
+		if (n != 1 + cx->cache.lease)
+			return -E_SMB_OBJECT_NAME_NOT_FOUND;
+		smb2_dh2c_decode(dh2c->data.p, dh2c->data.len, &v2);
+		d->reconnect_fid = v2.fid;
+		memcpy(d->create_guid, v2.create_guid, 16);
+		d->reconnect = true;
+		d->v2 = true;
+		return 0;
+	}
+	if (dhnq) {
+		if (dhnq->data.len != 16)
+			return -EINVAL;
+		d->want = true;
+	}
+	if (dh2q) {
+		if (dh2q->data.len != 32)
+			return -EINVAL;
+		smb2_dh2q_decode(dh2q->data.p, dh2q->data.len, &v2);
+		d->want = true;
+		d->v2 = true;
+		d->timeout = v2.timeout;
+		d->persistent = v2.flags & SMB2_DHANDLE_FLAG_PERSISTENT;
+		memcpy(d->create_guid, v2.create_guid, 16);
+	}
+	return 0;
+}
+
+static int create_ctxs_parse(struct srv_req *req, const struct smb2_create_req *r,
+			     struct create_ctxs *cx)
 {
 	struct smb2_create_ctx ctx[SMB2_MAX_CREATE_CTX];
-	size_t prev = SIZE_MAX;
-	struct wcur w;
-	int i, n;
+	int i, n, ret;
 
-	*len = 0;
+	memset(cx, 0, sizeof(*cx));
+	cx->cache.oplock = r->oplock;
 	n = smb2_create_ctx_parse(r->contexts.p, r->contexts.len, ctx,
 				  SMB2_MAX_CREATE_CTX);
 	if (n < 0)
 		return -EINVAL;
-	wcur_init(&w, buf, cap);
 	for (i = 0; i < n; i++) {
+		const uint8_t *tag = ctx[i].name.p;
+
 		if (ctx[i].name.len != 4)
 			continue;
-		if (!memcmp(ctx[i].name.p, SMB2_CTX_MXAC, 4)) {
-			uint8_t d[8];
-
-			put_le32(d, 0);
-			put_le32(d + 4, req->tree->maximal_access);
-			smb2_create_ctx_add(&w, &prev, SMB2_CTX_MXAC, d, 8);
-		} else if (!memcmp(ctx[i].name.p, SMB2_CTX_QFID, 4)) {
-			uint8_t d[32] = { 0 };
-
-			put_le64(d, st->st_ino);
-			put_le64(d + 8, st->st_dev);
-			smb2_create_ctx_add(&w, &prev, SMB2_CTX_QFID, d, 32);
+		if (!memcmp(tag, SMB2_CTX_MXAC, 4)) {
+			cx->mxac = true;
+		} else if (!memcmp(tag, SMB2_CTX_QFID, 4)) {
+			cx->qfid = true;
+		} else if (!memcmp(tag, SMB2_CTX_LEASE, 4)) {
+			/* leases are SMB 2.1 and later; v2 is SMB 3 */
+			if (!(req->conn->server_caps & SMB2_GLOBAL_CAP_LEASING))
+				continue;
+			if (smb2_lease_ctx_decode(ctx[i].data.p, ctx[i].data.len,
+						  &cx->cache.lc))
+				return -EINVAL;
+			if (cx->cache.lc.version == 2 && req->conn->dialect < SMB2_DIALECT_300)
+				cx->cache.lc.version = 1;
+			cx->cache.lease = true;
 		}
-		/* leases, durable handles, POSIX: not granted, ignored */
+	}
+	ret = durable_ctxs(ctx, n, cx);
+	if (ret || cx->durable.reconnect)
+		return ret;	/* a reconnect names its lease whatever the level */
+	/* a lease context counts only with the lease level, and vice versa */
+	if (r->oplock != SMB2_OPLOCK_LEVEL_LEASE)
+		cx->cache.lease = false;
+	else if (!cx->cache.lease)
+		cx->cache.oplock = SMB2_OPLOCK_LEVEL_NONE;
+	return 0;
+}
+
+static int create_ctxs_answer(struct srv_req *req, const struct create_ctxs *cx,
+			      const struct srv_open *o, const struct stat *st,
+			      uint8_t *buf, size_t cap, size_t *len)
+{
+	size_t prev = SIZE_MAX;
+	struct wcur w;
+
+	wcur_init(&w, buf, cap);
+	if (cx->mxac) {
+		uint8_t d[8];
+
+		put_le32(d, 0);
+		put_le32(d + 4, req->tree->maximal_access);
+		smb2_create_ctx_add(&w, &prev, SMB2_CTX_MXAC, d, 8);
+	}
+	if (cx->qfid) {
+		uint8_t d[32] = { 0 };
+
+		put_le64(d, st->st_ino);
+		put_le64(d + 8, st->st_dev);
+		smb2_create_ctx_add(&w, &prev, SMB2_CTX_QFID, d, 32);
+	}
+	if (o->lease) {
+		uint8_t d[SMB2_LEASE_CTX_V2_SIZE];
+		size_t n;
+
+		pthread_mutex_lock(&o->file->lock);
+		n = srv_lease_rsp(o, d);
+		pthread_mutex_unlock(&o->file->lock);
+		smb2_create_ctx_add(&w, &prev, SMB2_CTX_LEASE, d, (uint32_t)n);
+	}
+	if (o->durable && cx->durable.want && !cx->durable.reconnect) {
+		uint8_t d[8] = { 0 };
+
+		if (o->durable_v2)
+			smb2_dh2q_rsp_encode(d, o->durable_timeout, 0);
+		smb2_create_ctx_add(&w, &prev, o->durable_v2 ? SMB2_CTX_DH2Q : SMB2_CTX_DHNQ,
+				    d, 8);
 	}
 	if (w.err)
 		return -ENOMEM;
@@ -236,16 +361,107 @@ static int open_as_asked(struct srv_share *sh, const char *path,
 	return store_open(&sh->root, path, O_PATH, 0, fd);
 }
 
+/* The CREATE response for open o. */
+static int create_answer(struct srv_req *req, struct srv_open *o, const struct create_ctxs *cx,
+			 uint32_t action)
+{
+	struct smb2_create_rsp rsp = { 0 };
+	uint8_t ctxbuf[512];
+	struct fscc_info fi;
+	size_t ctxlen;
+	struct stat st;
+	int ret;
+
+	if (fstat(o->fd, &st))
+		return -errno;
+	ret = create_ctxs_answer(req, cx, o, &st, ctxbuf, sizeof(ctxbuf), &ctxlen);
+	if (ret)
+		return ret;
+	srv_stat_to_info(&st, &fi);
+	rsp.oplock = srv_oplock_level(o);
+	rsp.action = action;
+	rsp.t = fi.t;
+	rsp.allocation_size = fi.allocation_size;
+	rsp.end_of_file = fi.end_of_file;
+	rsp.attributes = fi.attributes;
+	rsp.fid.persistent = o->persistent;
+	rsp.fid.volatile_id = o->volatile_id;
+	rsp.contexts.p = ctxbuf;
+	rsp.contexts.len = (uint32_t)ctxlen;
+	req->chain->have_fid = true;
+	req->chain->fid = rsp.fid;
+	if (srv_req_room(req, 96 + ctxlen))
+		return -ENOMEM;
+	smb2_create_rsp_encode(&req->w, &rsp);
+	return 0;
+}
+
+/* DHnC / DH2C: a durable open comes back to this session. */
+static int create_reconnect(struct srv_req *req, const struct create_ctxs *cx,
+			    const char *path)
+{
+	struct srv_open *o;
+	int ret;
+
+	if (req->tree->share->ipc)
+		return -E_SMB_OBJECT_NAME_NOT_FOUND;
+	ret = srv_durable_reconnect(req, &cx->durable, &cx->cache, path, &o);
+	if (ret)
+		return ret;
+	ret = srv_req_hold(req, o);
+	if (ret)
+		return ret;
+	return create_answer(req, o, cx, FILE_OPENED);
+}
+
+/*
+ * The new open joins its file: delete-pending, share modes, the breaks
+ * of the others' oplocks and leases, and what it is granted. It may
+ * have to wait for breaks (SRV_PENDING: the request runs again later).
+ */
+static int create_join_file(struct srv_req *req, struct srv_open *o,
+			    const struct create_ctxs *cx, uint32_t disposition)
+{
+	struct srv *srv = req->conn->srv;
+	struct srv_file *f = o->file;
+	bool first = !(req->async && req->async->resumed);
+	struct list_head purge;
+	struct srv_breaks b;
+	int ret;
+
+	if (cx->cache.lease) {
+		ret = srv_lease_check_key(srv, f, o->client_guid, &cx->cache.lc);
+		if (ret)
+			return ret;
+	}
+	srv_breaks_init(&b);
+	list_init(&purge);
+	pthread_mutex_lock(&f->lock);
+	if (f->delete_pending) {
+		ret = -E_SMB_DELETE_PENDING;
+	} else {
+		ret = srv_oplock_open_locked(srv, f, o, &cx->cache, disposition, first,
+					     &b, &purge);
+		if (ret == SRV_PENDING && srv_async_wait(req, f, SRV_WAIT_BREAK))
+			ret = -ENOMEM;
+	}
+	if (!ret) {
+		list_add_tail(&o->file_link, &f->opens);
+		o->on_file = true;
+	}
+	pthread_mutex_unlock(&f->lock);
+	srv_breaks_send(srv, &b);
+	srv_durable_purge(srv, &purge);
+	return ret;
+}
+
 int smb_create(struct srv_req *req)
 {
 	struct srv_tree *t = req->tree;
 	struct srv_share *sh = t->share;
-	struct smb2_create_rsp rsp = { 0 };
 	struct smb2_create_req r;
+	struct create_ctxs cx;
 	char path[SRV_PATH_MAX];
-	uint8_t ctxbuf[256];
-	size_t ctxlen;
-	struct fscc_info fi;
 	struct srv_open *o;
 	struct stat st;
 	uint32_t access, action;
@@ -257,6 +473,14 @@ int smb_create(struct srv_req *req)
 		return -EINVAL;
 	if (sh->ipc)
 		return -ENOENT;		/* no named pipes */
+	ret = create_ctxs_parse(req, &r, &cx);
+	if (ret)
+		return ret;
+	/* a reconnect looks at the FileId, the lease and the name only */
+	if (cx.durable.reconnect) {
+		ret = srv_path_from_utf16(r.name.p, r.name.len, path, sizeof(path));
+		return create_reconnect(req, &cx, ret ? "" : path);
+	}
 	if (r.impersonation > SMB2_IMPERSONATION_MAX)
 		return -E_SMB_BAD_IMPERSONATION;
 	if (r.disposition > FILE_OVERWRITE_IF ||
@@ -365,65 +589,61 @@ int smb_create(struct srv_req *req)
 		goto out_close_fd;
 	}
 	o->fd = fd;
+	o->srv = req->conn->srv;
 	o->share = sh;
 	o->ident = srv_ident_get(t->ident);
 	o->is_dir = is_dir;
 	o->path_only = path_only;
 	o->access = access;
+	o->share_access = r.share_access;
+	/* an overwrite writes: sharing and breaks see it so ([MS-FSA] 2.1.5.1.2) */
+	o->sharing = access | (truncate ? FILE_WRITE_DATA : 0);
 	o->write_through = r.options & FILE_WRITE_THROUGH;
 	o->delete_on_close = r.options & FILE_DELETE_ON_CLOSE;
-	o->file = srv_file_get(sh, st.st_dev, st.st_ino, path, is_dir);
+	memcpy(o->client_guid, req->conn->client_guid, sizeof(o->client_guid));
+	memset(o->lock_seq, 0xFF, sizeof(o->lock_seq));
+	o->file = srv_file_get(req->conn->srv, sh, st.st_dev, st.st_ino, path, is_dir);
 	if (!o->file) {
 		ret = -ENOMEM;
 		goto out_free_open;
 	}
-	if (srv_file_delete_pending(sh, o->file)) {
-		ret = -E_SMB_DELETE_PENDING;
-		goto out_put_file;
-	}
-	ret = path_only ? 0 : srv_file_attach_dax(sh, o->file, fd);
+	cx.cache.existed = action != FILE_CREATED;
+	ret = create_join_file(req, o, &cx, r.disposition);
 	if (ret)
 		goto out_put_file;
+	ret = path_only ? 0 : srv_file_attach_dax(sh, o->file, fd);
+	if (ret)
+		goto out_leave_file;
 	if (truncate) {
 		ret = srv_ftruncate(o, 0);
 		if (ret)
-			goto out_put_file;
+			goto out_leave_file;
 		if (fstat(fd, &st)) {
 			ret = -errno;
-			goto out_put_file;
+			goto out_leave_file;
 		}
 	}
-	ret = create_contexts(req, &r, o, &st, ctxbuf, sizeof(ctxbuf), &ctxlen);
-	if (ret)
-		goto out_put_file;
+	srv_durable_grant(o, &cx.durable);
+	snprintf(o->owner, sizeof(o->owner), "%s", req->sess->user);
 	ret = srv_open_insert(req->sess, t, o);
 	if (ret)
-		goto out_put_file;
+		goto out_leave_file;
 	/* this request's reference too: another channel may close it now */
 	ret = srv_req_hold(req, srv_open_ref(o));
 	if (ret)
 		return ret;
-
-	srv_stat_to_info(&st, &fi);
-	rsp.action = action;
-	rsp.t = fi.t;
-	rsp.allocation_size = fi.allocation_size;
-	rsp.end_of_file = fi.end_of_file;
-	rsp.attributes = fi.attributes;
-	rsp.fid.persistent = o->persistent;
-	rsp.fid.volatile_id = o->volatile_id;
-	rsp.contexts.p = ctxbuf;
-	rsp.contexts.len = (uint32_t)ctxlen;
-	req->chain->have_fid = true;
-	req->chain->fid = rsp.fid;
-	if (srv_req_room(req, 96 + ctxlen)) {
+	ret = create_answer(req, o, &cx, action);
+	if (ret) {
 		srv_open_close(o);
-		return -ENOMEM;
+		return ret;
 	}
-	smb2_create_rsp_encode(&req->w, &rsp);
+	if (action == FILE_CREATED)
+		srv_dir_lease_break(req->conn->srv, sh, path, o);
 	return 0;
+out_leave_file:
+	srv_open_leave_file(o);
 out_put_file:
-	srv_file_put(sh, o->file);
+	srv_file_put(o->file);
 out_free_open:
 	srv_ident_put(&o->ident);
 	free(o);
@@ -544,6 +764,9 @@ int smb_read(struct srv_req *req)
 		return -E_SMB_INVALID_DEVICE_REQUEST;
 	if (!(o->access & (FILE_READ_DATA | FILE_EXECUTE)))
 		return -EACCES;
+	ret = srv_brl_check_io(o, r.offset, r.length, false);
+	if (ret)
+		return ret;
 	if (r.channel != SMB2_CHANNEL_NONE)
 		return srv_rdma_read(req, o, &r);
 	if (r.length > SMB2_MAX_IO_SIZE)
@@ -604,6 +827,11 @@ int smb_write(struct srv_req *req)
 	if (r.channel != SMB2_CHANNEL_NONE) {
 		if (r.offset > INT64_MAX || r.remaining > INT64_MAX - r.offset)
 			return -EFBIG;
+		ret = srv_brl_check_io(o, r.offset, r.remaining, true);
+		if (ret)
+			return ret;
+		srv_oplock_contend(req->conn->srv, o);
+		o->modified = true;
 		return srv_rdma_write(req, o, &r);
 	}
 	if (r.length > SMB2_MAX_IO_SIZE)
@@ -617,6 +845,10 @@ int smb_write(struct srv_req *req)
 	}
 	if (off > INT64_MAX || r.length > INT64_MAX - off)
 		return -EFBIG;
+	ret = srv_brl_check_io(o, off, r.length, true);
+	if (ret)
+		return ret;
+	srv_oplock_contend(req->conn->srv, o);
 	if (placed && req->conn->place.o == o) {
 		/* the payload is in the mapping already: make it persistent */
 		dax_persist(o->file->dax, pl->dst, pl->len);
@@ -633,55 +865,11 @@ int smb_write(struct srv_req *req)
 		return (int)n;
 done:
 	o->position = off + (uint64_t)n;
+	o->modified = true;
 	rsp.count = (uint32_t)n;
 	if (srv_req_room(req, 24))
 		return -ENOMEM;
 	smb2_write_rsp_encode(&req->w, &rsp);
 	srv_req_count_io(req, true, (uint64_t)n);
-	return 0;
-}
-
-/* ---- LOCK: byte ranges as OFD locks, never blocking ---- */
-
-int smb_lock(struct srv_req *req)
-{
-	struct smb2_lock_req r;
-	struct smb2_lock_elem e;
-	struct srv_open *o;
-	struct flock fl;
-	int i, ret;
-
-	if (smb2_lock_req_decode(req->pdu, req->len, &r))
-		return -EINVAL;
-	ret = srv_req_open(req, &r.fid, &o);
-	if (ret)
-		return ret;
-	if (r.count > 64)
-		return -EINVAL;
-	for (i = 0; i < r.count; i++) {
-		smb2_lock_elem_get(&r, i, &e);
-		if (!e.length)
-			continue;
-		if (e.offset > INT64_MAX || e.length > INT64_MAX - e.offset)
-			return -EINVAL;
-		memset(&fl, 0, sizeof(fl));
-		fl.l_whence = SEEK_SET;
-		fl.l_start = (off_t)e.offset;
-		fl.l_len = (off_t)e.length;
-		if (e.flags & SMB2_LOCKFLAG_UNLOCK)
-			fl.l_type = F_UNLCK;
-		else if (e.flags & SMB2_LOCKFLAG_SHARED)
-			fl.l_type = F_RDLCK;
-		else
-			fl.l_type = F_WRLCK;
-		if (fcntl(o->fd, F_OFD_SETLK, &fl)) {
-			if (errno == EAGAIN || errno == EACCES || errno == EBADF)
-				return -E_SMB_LOCK_NOT_GRANTED;
-			return -errno;
-		}
-	}
-	if (srv_req_room(req, 8))
-		return -ENOMEM;
-	smb2_simple_encode(&req->w);
 	return 0;
 }

@@ -28,7 +28,7 @@ static int open_info(struct srv_open *o, struct fscc_info *fi)
 	fi->access = o->access;
 	fi->position = o->position;
 	fi->mode = o->mode;
-	fi->delete_pending = srv_file_delete_pending(o->share, o->file);
+	fi->delete_pending = srv_file_delete_pending(o->file);
 	return 0;
 }
 
@@ -69,7 +69,7 @@ static int query_file(struct srv_req *req, struct srv_open *o,
 	if (r->info_class == FileAllInformation ||
 	    r->info_class == FileNameInformation ||
 	    r->info_class == FileNormalizedNameInformation) {
-		ret = srv_file_path(o->share, o->file, path, sizeof(path));
+		ret = srv_file_path(o->file, path, sizeof(path));
 		if (ret)
 			return ret;
 		nlen = srv_path_to_utf16(path, true, name16, sizeof(name16));
@@ -230,7 +230,7 @@ static int set_disposition(struct srv_open *o, bool del)
 		if (!ret)
 			return -ENOTEMPTY;
 	}
-	return srv_file_set_delete(o->share, o->file, del, o->ident);
+	return srv_file_set_delete(o->file, del, o->ident);
 }
 
 static int target_path(const struct smb2_buf *b, char *out, size_t cap)
@@ -247,7 +247,27 @@ static int target_path(const struct smb2_buf *b, char *out, size_t cap)
 	return srv_path_from_utf16(b->p + 20, nlen, out, cap);
 }
 
-static int set_rename(struct srv_open *o, const struct smb2_buf *b, bool link)
+/* Others' handle leases break before a rename under a lease goes on. */
+static int rename_wait_handle_leases(struct srv_req *req, struct srv_open *o)
+{
+	struct srv *srv = req->conn->srv;
+	struct srv_file *f = o->file;
+	struct srv_breaks b;
+	int ret = 0;
+
+	if (!f || !o->lease)
+		return 0;
+	srv_breaks_init(&b);
+	pthread_mutex_lock(&f->lock);
+	if (srv_oplock_rename_locked(srv, o, &b))
+		ret = srv_async_wait(req, f, SRV_WAIT_BREAK) ?: SRV_PENDING;
+	pthread_mutex_unlock(&f->lock);
+	srv_breaks_send(srv, &b);
+	return ret;
+}
+
+static int set_rename(struct srv_req *req, struct srv_open *o, const struct smb2_buf *b,
+		      bool link)
 {
 	struct srv_share *sh = o->share;
 	char to[4096], from[4096];
@@ -261,10 +281,28 @@ static int set_rename(struct srv_open *o, const struct smb2_buf *b, bool link)
 		return ret;
 	if (!*to)
 		return -E_SMB_OBJECT_NAME_INVALID;
+	ret = srv_file_rename_target_ok(sh, to);
+	if (ret)
+		return ret;
+	if (!link) {
+		ret = rename_wait_handle_leases(req, o);
+		if (ret)
+			return ret;
+	}
 	replace = b->p[0];
-	if (!link)
-		return srv_file_rename(sh, o->file, to, replace);
-	ret = srv_file_path(sh, o->file, from, sizeof(from));
+	if (!link) {
+		ret = srv_file_path(o->file, from, sizeof(from));
+		if (!ret && o->is_dir && srv_share_open_below(sh, from))
+			return -EACCES;
+		if (!ret)
+			ret = srv_file_rename(o->file, to, replace);
+		if (!ret) {
+			srv_dir_lease_break(req->conn->srv, sh, from, o);
+			srv_dir_lease_break(req->conn->srv, sh, to, o);
+		}
+		return ret;
+	}
+	ret = srv_file_path(o->file, from, sizeof(from));
 	if (ret)
 		return ret;
 	if (replace) {
@@ -305,10 +343,10 @@ int smb_set_info(struct srv_req *req)
 		ret = set_disposition(o, get_le32(r.data.p) & 1);
 		break;
 	case FileRenameInformation:
-		ret = set_rename(o, &r.data, false);
+		ret = set_rename(req, o, &r.data, false);
 		break;
 	case FileLinkInformation:
-		ret = set_rename(o, &r.data, true);
+		ret = set_rename(req, o, &r.data, true);
 		break;
 	case FileEndOfFileInformation:
 	case FileAllocationInformation:
@@ -318,6 +356,8 @@ int smb_set_info(struct srv_req *req)
 			return -EACCES;
 		if (o->is_dir)
 			return -E_SMB_INVALID_DEVICE_REQUEST;
+		srv_oplock_contend(req->conn->srv, o);
+		o->modified = true;
 		if (r.info_class == FileEndOfFileInformation) {
 			ret = srv_ftruncate(o, get_le64(r.data.p));
 		} else {
@@ -482,7 +522,7 @@ static int query_directory(struct srv_req *req, struct srv_open *o,
 	if (o->enum_done)
 		return -E_SMB_NO_MORE_FILES;
 	single = r.flags & SMB2_RETURN_SINGLE_ENTRY;
-	ret = srv_file_path(o->share, o->file, path, sizeof(path));
+	ret = srv_file_path(o->file, path, sizeof(path));
 	if (ret)
 		return ret;
 	at_root = !path[0];

@@ -194,20 +194,6 @@ static int resume_key_open(struct srv_req *req, const uint8_t *key,
 	return srv_req_hold(req, *out) ? -ENOENT : 0;
 }
 
-/* Does another open hold a byte-range lock that conflicts? */
-static int range_locked(int fd, uint64_t off, uint64_t len, bool write)
-{
-	struct flock fl = { 0 };
-
-	fl.l_type = write ? F_WRLCK : F_RDLCK;
-	fl.l_whence = SEEK_SET;
-	fl.l_start = (off_t)off;
-	fl.l_len = (off_t)len;
-	if (fcntl(fd, F_OFD_GETLK, &fl))
-		return -errno;
-	return fl.l_type == F_UNLCK ? 0 : -E_SMB_FILE_LOCK_CONFLICT;
-}
-
 /* Check every chunk against the limits before copying anything. */
 static bool chunks_valid(const struct fsctl_copychunk *cc)
 {
@@ -249,11 +235,14 @@ static int copy_chunk(struct srv_open *src, struct srv_open *dst,
 	}
 	if (dst_off > (uint64_t)INT64_MAX - ch->len)
 		return -EFBIG;
-	ret = range_locked(src->fd, ch->src_off, ch->len, false);
+	/* a read of the source and a write of the destination, as any I/O */
+	ret = srv_brl_check_io(src, ch->src_off, ch->len, false);
 	if (!ret)
-		ret = range_locked(dst->fd, dst_off, ch->len, true);
-	if (!ret)
+		ret = srv_brl_check_io(dst, dst_off, ch->len, true);
+	if (!ret) {
+		srv_oplock_contend(dst->srv, dst);
 		ret = srv_copy_range(src, ch->src_off, dst, dst_off, ch->len, copied);
+	}
 	if (!ret && *copied < ch->len)
 		ret = -E_SMB_INVALID_VIEW_SIZE;	/* the source shrank */
 	return ret;

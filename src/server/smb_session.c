@@ -99,6 +99,11 @@ static int negotiate_reply(struct srv_req *req, uint16_t dialect,
 	memcpy(r.server_guid, c->srv->guid, 16);
 	if (multi)
 		r.capabilities |= SMB2_GLOBAL_CAP_LARGE_MTU;
+	if (multi && cfg->leases) {
+		r.capabilities |= SMB2_GLOBAL_CAP_LEASING;
+		if (dialect >= SMB2_DIALECT_300 && cfg->dir_leases)
+			r.capabilities |= SMB2_GLOBAL_CAP_DIRECTORY_LEASING;
+	}
 	/* as Samba: to a 3.x client that asks for it */
 	if (dialect >= SMB2_DIALECT_300 && dialect != SMB2_DIALECT_WILDCARD &&
 	    cfg->multichannel && (c->client_caps & SMB2_GLOBAL_CAP_MULTI_CHANNEL))
@@ -183,6 +188,8 @@ int smb_negotiate(struct srv_req *req)
 	if (ret)
 		return ret;
 	c->negotiated = true;
+	if (best >= SMB2_DIALECT_210 && best != SMB2_DIALECT_WILDCARD)
+		srv_client_add(c);	/* lease breaks reach the client here */
 	pr_info("%s: negotiated SMB %s%s", c->x->peer, dialect_name(best),
 		c->cipher ? ", encryption available" : "");
 	return 0;
@@ -343,7 +350,19 @@ static int sess_setup_reply(struct srv_req *req, uint16_t flags,
 	return 0;
 }
 
-/* As the session it binds to signs: the interim and failed responses. */
+/* The signing algorithm of this connection (its channels use it). */
+static uint16_t conn_sign_alg(const struct srv_conn *c)
+{
+	if (c->dialect < SMB2_DIALECT_300)
+		return SMB2_SIGN_HMAC_SHA256;
+	return c->dialect == SMB2_DIALECT_311 ? c->sign_alg : SMB2_SIGN_AES_CMAC;
+}
+
+/*
+ * Until its channel has a key, a bind is signed as its session signs,
+ * and so are the interim and failed responses; the channel then signs
+ * with its own key and this connection's algorithm (as Samba).
+ */
 static void session_signer(struct srv_req *req, const struct srv_session *s)
 {
 	req->signer.alg = s->sign_alg;
@@ -365,6 +384,25 @@ static int chan_user_lookup(void *arg, const char *user, uint8_t nt_hash[16])
  * tests are written against. The requests are signed with the
  * session's key, the final response with the new channel's.
  */
+/*
+ * A session set up with PreviousSessionId replaces that one of the same
+ * user ([MS-SMB2] 3.3.5.5.3): it ends as if its connection had gone, so
+ * its durable opens wait for a reconnect on the new one.
+ */
+static void session_replace(struct srv_conn *c, struct srv_session *s, uint64_t prev_id)
+{
+	struct srv_session *prev = srv_session_lookup(c->srv, prev_id);
+
+	if (!prev)
+		return;
+	if (!s->anonymous && !s->guest && !strcasecmp(prev->user, s->user)) {
+		pr_info("%s: session 0x%llx replaces 0x%llx of %s", c->x->peer,
+			(unsigned long long)s->id, (unsigned long long)prev_id, s->user);
+		srv_session_end(prev, true);
+	}
+	srv_session_put(prev);
+}
+
 static int session_bind(struct srv_req *req, const struct smb2_sess_setup_req *r)
 {
 	struct srv_conn *c = req->conn;
@@ -375,6 +413,7 @@ static int session_bind(struct srv_req *req, const struct smb2_sess_setup_req *r
 		.lookup = chan_user_lookup,
 	};
 	struct srv_session *s = NULL;
+	const struct srv_signer *bind_key = NULL;
 	struct srv_channel *ch;
 	struct smb3_keys k;
 	struct auth_result res;
@@ -383,25 +422,38 @@ static int session_bind(struct srv_req *req, const struct smb2_sess_setup_req *r
 	struct iovec iov;
 	int ret;
 
+	/* the checks in Samba's order, which smbtorture's bind tests know */
 	if (!req->hdr.session_id)
 		return -EINVAL;
 	s = srv_session_lookup(c->srv, req->hdr.session_id);
-	/* another client's session is as good as none */
-	if (!s || memcmp(s->client_guid, c->client_guid, sizeof(s->client_guid))) {
+	if (!s) {
 		ret = -E_SMB_USER_SESSION_DELETED;
 		goto out_put;
 	}
 	req->new_session_id = s->id;
 	session_signer(req, s);
-	if (c->dialect == SMB2_DIALECT_311 && s->dialect == SMB2_DIALECT_311) {
-		if (s->sign_alg == SMB2_SIGN_AES_GMAC && c->sign_alg != s->sign_alg) {
-			ret = -E_SMB_REQUEST_OUT_OF_SEQUENCE;
-			goto out_put;
-		}
-		if (c->sign_alg == SMB2_SIGN_AES_GMAC && s->sign_alg != c->sign_alg) {
-			ret = -EOPNOTSUPP;
-			goto out_put;
-		}
+	/* a connection that carries the session already checks with its own key */
+	ch = srv_channel_find(c, s->id);
+	if (ch && ch->state == CHAN_VALID)
+		bind_key = &ch->sign;
+	if (req->hdr.flags & SMB2_FLAGS_SIGNED &&
+	    (!s->have_key ||
+	     (bind_key ? smb2_sign_verify(bind_key->alg, bind_key->key, req->pdu, req->len) :
+			 smb2_sign_verify(s->sign_alg, s->keys.signing, req->pdu, req->len)))) {
+		log_ratelimited(LOG_WARN, "%s: binding to session 0x%llx: bad signature",
+				c->x->peer, (unsigned long long)s->id);
+		req->have_signer = false;
+		ret = -EACCES;
+		goto out_put;
+	}
+	/* GMAC binds only to GMAC; other algorithms may differ per channel */
+	if (s->sign_alg == SMB2_SIGN_AES_GMAC && conn_sign_alg(c) != s->sign_alg) {
+		ret = -E_SMB_REQUEST_OUT_OF_SEQUENCE;
+		goto out_put;
+	}
+	if (conn_sign_alg(c) == SMB2_SIGN_AES_GMAC && s->sign_alg != SMB2_SIGN_AES_GMAC) {
+		ret = -EOPNOTSUPP;
+		goto out_put;
 	}
 	if (c->dialect < SMB2_DIALECT_300 || !cfg->multichannel) {
 		log_ratelimited(LOG_NOTICE, "%s: binding to session 0x%llx refused: %s", c->x->peer,
@@ -419,11 +471,11 @@ static int session_bind(struct srv_req *req, const struct smb2_sess_setup_req *r
 		ret = -EINVAL;
 		goto out_put;
 	}
-	if (!s->have_key || smb2_sign_verify(s->sign_alg, s->keys.signing, req->pdu, req->len)) {
-		log_ratelimited(LOG_WARN, "%s: binding to session 0x%llx: bad signature",
+	/* another client's session is as good as none */
+	if (memcmp(s->client_guid, c->client_guid, sizeof(s->client_guid))) {
+		log_ratelimited(LOG_NOTICE, "%s: binding to session 0x%llx refused: another client",
 				c->x->peer, (unsigned long long)s->id);
-		req->have_signer = false;
-		ret = -EACCES;
+		ret = -E_SMB_USER_SESSION_DELETED;
 		goto out_put;
 	}
 	if (atomic_load(&s->state) != SESS_VALID) {
@@ -502,7 +554,7 @@ static int session_bind(struct srv_req *req, const struct smb2_sess_setup_req *r
 	explicit_bzero(&res, sizeof(res));
 	if (ret)
 		goto out_drop;
-	ch->sign.alg = ch->sess->sign_alg;
+	ch->sign.alg = conn_sign_alg(c);
 	memcpy(ch->sign.key, k.signing, sizeof(ch->sign.key));
 	explicit_bzero(&k, sizeof(k));
 	ret = sess_setup_reply(req, 0, out, outlen);
@@ -543,7 +595,7 @@ int smb_session_setup(struct srv_req *req)
 	uint8_t out[SRV_AUTH_MAX];
 	size_t outlen = 0;
 	uint16_t flags = 0;
-	bool created = false, valid;
+	bool valid;
 	struct iovec iov;
 	int ret;
 
@@ -559,11 +611,24 @@ int smb_session_setup(struct srv_req *req)
 					c->x->peer, c->nchannels);
 		if (ret)
 			return ret;
-		created = true;
 	} else {
 		ch = srv_channel_find(c, req->hdr.session_id);
-		if (!ch || ch->state != CHAN_VALID)
+		if (!ch || ch->state != CHAN_VALID) {
+			srv_req_sign_as_session(req, req->hdr.session_id);
 			return -E_SMB_USER_SESSION_DELETED;
+		}
+		/* a session that seals takes nothing in the clear, this neither */
+		if (ch->sess->encrypt && !req->encrypted)
+			return -EACCES;
+		/* re-authentication is signed as everything else on the session */
+		if (!req->encrypted && ch->sess->have_key) {
+			req->signer = ch->sign;
+			req->have_signer = true;
+			if (req->hdr.flags & SMB2_FLAGS_SIGNED ?
+			    smb2_sign_verify(ch->sign.alg, ch->sign.key, req->pdu, req->len) :
+			    ch->sess->signing_required)
+				return -EACCES;
+		}
 	}
 	s = ch->sess;
 	valid = atomic_load(&s->state) == SESS_VALID;
@@ -600,8 +665,11 @@ int smb_session_setup(struct srv_req *req)
 	if (valid) {
 		/* a re-authentication: the session and its keys stay as they are */
 		auth_server_delete(&s->auth);
-		if (ret < 0)
-			return ret == -EACCES ? -E_SMB_LOGON_FAILURE : -EINVAL;
+		if (ret < 0) {
+			/* ... unless it fails: then the session ends, as Samba's does */
+			ret = ret == -EACCES ? -E_SMB_LOGON_FAILURE : -EINVAL;
+			goto out_fail;
+		}
 		ret = sess_setup_reply(req, s->guest ? SMB2_SESSION_FLAG_IS_GUEST : 0, out, outlen);
 		if (ret)
 			return ret;
@@ -671,6 +739,8 @@ int smb_session_setup(struct srv_req *req)
 		  s->signing_required ? ", signed" : "",
 		  s->encrypt ? ", encrypted" : "");
 	atomic_store(&s->state, SESS_VALID);
+	if (r.prev_session_id && r.prev_session_id != s->id)
+		session_replace(c, s, r.prev_session_id);
 	/*
 	 * Large messages, and no deadline on whole messages (only on
 	 * stalls), once a session can use a share: a user's, or a guest's
@@ -689,16 +759,16 @@ signed_reply:
 			  (c->dialect == SMB2_DIALECT_311 || s->signing_required);
 	return 0;
 out_fail:
-	/* a failed setup ends the session: [MS-SMB2] 3.3.5.5 */
-	if (created || !valid)
-		srv_session_end(s);
+	/* a failed setup or re-authentication ends the session, as Samba */
+	srv_session_end(s, false);
 	return ret;
 }
 
 int smb_logoff(struct srv_req *req)
 {
 	/* every channel goes: this one when the next message comes */
-	srv_session_end(req->sess);
+	/* as Samba: durable opens survive a logoff, for a reconnect */
+	srv_session_end(req->sess, true);
 	if (srv_req_room(req, 8))
 		return -ENOMEM;
 	smb2_simple_encode(&req->w);
@@ -865,8 +935,3 @@ int smb_change_notify(struct srv_req *req)
 	return -EOPNOTSUPP;
 }
 
-int smb_oplock_break(struct srv_req *req)
-{
-	/* no oplocks or leases are ever granted */
-	return -EINVAL;
-}

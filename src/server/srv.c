@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <sys/timerfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,6 +63,35 @@ void srv_worker_adopt_rdma(struct srv_worker *w, struct smbd_pending *p)
 	worker_enqueue(w, (struct srv_adopt){ .fd = -1, .pending = p });
 }
 
+void srv_worker_post(struct srv_worker *w, struct srv_work *wk)
+{
+	uint64_t one = 1;
+
+	wk->next = NULL;
+	pthread_mutex_lock(&w->q_lock);
+	*w->work_tail = wk;
+	w->work_tail = &wk->next;
+	pthread_mutex_unlock(&w->q_lock);
+	if (write(w->efd, &one, sizeof(one)) < 0)
+		pr_warn("worker %d doorbell: %s", w->idx, strerror(errno));
+}
+
+/* Work other threads posted: run it here, in order. */
+static void worker_run_work(struct srv_worker *w)
+{
+	struct srv_work *wk, *next;
+
+	pthread_mutex_lock(&w->q_lock);
+	wk = w->work;
+	w->work = NULL;
+	w->work_tail = &w->work;
+	pthread_mutex_unlock(&w->q_lock);
+	for (; wk; wk = next) {
+		next = wk->next;
+		wk->fn(w, wk);
+	}
+}
+
 static void worker_take_new(struct srv_worker *w)
 {
 	struct srv_adopt a[64];
@@ -71,6 +101,7 @@ static void worker_take_new(struct srv_worker *w)
 
 	if (read(w->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		pr_warn("worker %d doorbell read: %s", w->idx, strerror(errno));
+	worker_run_work(w);
 	for (;;) {
 		pthread_mutex_lock(&w->q_lock);
 		n = w->q_len < 64 ? w->q_len : 64;
@@ -193,6 +224,7 @@ static void *worker_main(void *arg)
 
 	srv_numa_enter(w);
 	srv_state_thread_enter();
+	srv_async_thread_is(w);
 	/* with RDMA, what needs an identity runs there (ident.h) */
 	ret = srv_ident_thread_start(&w->ident_thread);
 	if (ret) {
@@ -256,6 +288,8 @@ int srv_worker_start(struct srv *s, struct srv_worker *w, int idx)
 	w->idx = idx;
 	list_init(&w->conns);
 	pthread_mutex_init(&w->q_lock, NULL);
+	w->work = NULL;
+	w->work_tail = &w->work;
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (w->epfd < 0)
 		return -errno;
@@ -302,6 +336,8 @@ void srv_worker_stop(struct srv_worker *w)
 	if (write(w->efd, &one, sizeof(one)) < 0)
 		pr_warn("worker %d doorbell: %s", w->idx, strerror(errno));
 	pthread_join(w->thread, NULL);
+	/* what was posted after the last loop: its connections are gone */
+	worker_run_work(w);
 	/* the ring's fixed buffers are the bounce pools: it goes first */
 	store_ring_free(&w->ring);
 	close(w->efd);
@@ -563,10 +599,11 @@ static void srv_accept(struct srv *s, int lfd)
 
 int srv_run(struct srv *s)
 {
+	struct itimerspec tick = { { 0, 250000000 }, { 0, 250000000 } };
 	struct epoll_event ev, evs[16];
 	struct signalfd_siginfo si;
 	sigset_t mask;
-	int ep, sfd, i, n, ret = 0;
+	int ep, sfd, tfd, i, n, ret = 0;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -594,6 +631,15 @@ int srv_run(struct srv *s)
 		ev.data.fd = smbd_listener_fd(s->rdma_listen[i]);
 		epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	}
+	/* break timeouts (and durable handle expiry): a tick every 250 ms */
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (tfd < 0) {
+		ret = -errno;
+		goto out_close_ep;
+	}
+	timerfd_settime(tfd, 0, &tick, NULL);
+	ev.data.fd = tfd;
+	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
 	pr_notice("rdaxd %s ready: %d worker%s, %d share%s", RDAX_VERSION,
 		  s->nworkers, s->nworkers == 1 ? "" : "s", s->cfg->nshares - 1,
 		  s->cfg->nshares == 2 ? "" : "s");
@@ -613,6 +659,15 @@ int srv_run(struct srv *s)
 					break;
 			if (k < s->nrdma_listen) {
 				smbd_listener_process(s->rdma_listen[k], rdma_request, s);
+				continue;
+			}
+			if (fd == tfd) {
+				uint64_t ticks;
+
+				if (read(tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+					pr_warn("timer: %s", strerror(errno));
+				srv_oplock_timer(s);
+				srv_durable_timer(s);
 				continue;
 			}
 			if (fd != sfd) {
@@ -648,6 +703,8 @@ int srv_run(struct srv *s)
 	atomic_store(&s->stopping, true);
 	for (i = 0; i < s->nworkers; i++)
 		srv_worker_stop(&s->workers[i]);
+	close(tfd);
+out_close_ep:
 	close(ep);
 out_close_sfd:
 	close(sfd);
@@ -667,6 +724,7 @@ void srv_free(struct srv **sp)
 		smbd_listener_close(&s->rdma_listen[i]);
 	srv_ident_put(&s->self_ident);
 	srv_logon_free(s);
+	srv_durable_free(s);
 	srv_state_thread_leave();
 	srv_state_free(s);
 	free(s->workers);

@@ -50,6 +50,9 @@ static inline void list_del(struct list_head *n)
 	n->prev = n;
 }
 
+#define list_for_each(pos, head)                                            \
+	for (pos = (head)->next; pos != (head); pos = pos->next)
+
 #define list_for_each_safe(pos, tmp, head)                                  \
 	for (pos = (head)->next, tmp = pos->next; pos != (head);           \
 	     pos = tmp, tmp = pos->next)

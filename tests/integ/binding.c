@@ -237,11 +237,15 @@ static void case_refused(void)
 		if (!st) {
 			struct raw again = b;
 
-			/* the second bind signs with the session's key again */
+			/*
+			 * The second bind signs with the session's key again;
+			 * the connection carries the session already and checks
+			 * with its channel's key: refused as Samba refuses it.
+			 */
 			again.keys = a.keys;
-			refused("a second bind on the same connection",
+			refused("a second bind on the same connection (signed with the session's key)",
 				raw_logon_bind(&b, &user1, &again, true),
-				STATUS_REQUEST_NOT_ACCEPTED);
+				STATUS_ACCESS_DENIED);
 		}
 	}
 	raw_close(&b);

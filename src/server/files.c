@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The file table: one srv_file per (dev, ino) of a share, shared by the
+ * opens of that inode on every worker. The shard's mutex covers the
+ * table and the reference counts; the file's own mutex covers its state:
+ * the opens on it (share modes, [MS-FSA] 2.1.5.1.2), delete-pending,
+ * byte-range locks (brl.c), oplocks and leases (oplock.c) and the
+ * requests waiting on any of these.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/ntstatus.h"
+#include "server/server.h"
+#include "util/log.h"
+
+static struct srv_file_shard *shard_of(struct srv_share *sh, dev_t dev, ino_t ino)
+{
+	uint64_t h = ((uint64_t)ino ^ ((uint64_t)dev << 32)) * 0x9E3779B97F4A7C15ull;
+
+	return &sh->shards[(h >> 58) % SRV_FILE_SHARDS];
+}
+
+static struct srv_file *file_new(struct srv *srv, struct srv_share *sh, dev_t dev,
+				 ino_t ino, const char *path, bool is_dir)
+{
+	struct srv_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->path = strdup(path);
+	if (!f->path) {
+		free(f);
+		return NULL;
+	}
+	f->srv = srv;
+	f->share = sh;
+	f->dev = dev;
+	f->ino = ino;
+	f->is_dir = is_dir;
+	f->refs = 1;
+	f->direct_fd = -1;
+	pthread_mutex_init(&f->lock, NULL);
+	list_init(&f->opens);
+	list_init(&f->leases);
+	list_init(&f->waiters);
+	list_init(&f->locks);
+	list_init(&f->brk_link);
+	return f;
+}
+
+struct srv_file *srv_file_get(struct srv *srv, struct srv_share *sh, dev_t dev,
+			      ino_t ino, const char *path, bool is_dir)
+{
+	struct srv_file_shard *sd = shard_of(sh, dev, ino);
+	struct list_head *pos;
+	struct srv_file *f;
+
+	pthread_mutex_lock(&sd->lock);
+	list_for_each(pos, &sd->files) {
+		f = list_entry(pos, struct srv_file, link);
+		if (f->dev == dev && f->ino == ino) {
+			f->refs++;
+			goto out_unlock;
+		}
+	}
+	f = file_new(srv, sh, dev, ino, path, is_dir);
+	if (f)
+		list_add_tail(&f->link, &sd->files);
+out_unlock:
+	pthread_mutex_unlock(&sd->lock);
+	return f;
+}
+
+struct srv_file *srv_file_find(struct srv_share *sh, dev_t dev, ino_t ino)
+{
+	struct srv_file_shard *sd = shard_of(sh, dev, ino);
+	struct list_head *pos;
+	struct srv_file *f = NULL;
+
+	pthread_mutex_lock(&sd->lock);
+	list_for_each(pos, &sd->files) {
+		struct srv_file *x = list_entry(pos, struct srv_file, link);
+
+		if (x->dev == dev && x->ino == ino) {
+			x->refs++;
+			f = x;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sd->lock);
+	return f;
+}
+
+/*
+ * A rename into a directory that someone holds open for DELETE is a
+ * sharing violation, as Samba's smbd has it (the Windows behaviour
+ * smbtorture checks).
+ */
+int srv_file_rename_target_ok(struct srv_share *sh, const char *to)
+{
+	char parent[4096];
+	const char *slash = strrchr(to, '/');
+	struct list_head *pos;
+	struct srv_file *f;
+	struct stat st;
+	int ret = 0;
+
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - to) : 0, to);
+	if (store_stat(&sh->root, parent, &st))
+		return 0;	/* the rename itself says what is wrong */
+	f = srv_file_find(sh, st.st_dev, st.st_ino);
+	if (!f)
+		return 0;
+	pthread_mutex_lock(&f->lock);
+	list_for_each(pos, &f->opens) {
+		struct srv_open *e = list_entry(pos, struct srv_open, file_link);
+
+		if (!e->disconnected && e->access & DELETE_ACCESS) {
+			ret = -E_SMB_SHARING_VIOLATION;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&f->lock);
+	srv_file_put(f);
+	return ret;
+}
+
+/*
+ * Is any file beneath directory dir open? A directory with open files
+ * below it may not be renamed (ACCESS_DENIED, as Windows and Samba).
+ */
+bool srv_share_open_below(struct srv_share *sh, const char *dir)
+{
+	size_t n = strlen(dir);
+	struct srv_file **v = NULL;
+	int i, k, nv = 0, cap = 0;
+	bool found = false;
+
+	for (i = 0; i < SRV_FILE_SHARDS && !found; i++) {
+		struct srv_file_shard *sd = &sh->shards[i];
+		struct list_head *pos;
+
+		/* references first: a file's path is read under its own lock */
+		pthread_mutex_lock(&sd->lock);
+		list_for_each(pos, &sd->files) {
+			if (nv == cap) {
+				struct srv_file **nw;
+
+				cap = cap ? cap * 2 : 16;
+				nw = realloc(v, sizeof(*v) * (size_t)cap);
+				if (!nw) {
+					cap = nv;
+					break;
+				}
+				v = nw;
+			}
+			v[nv] = list_entry(pos, struct srv_file, link);
+			v[nv++]->refs++;
+		}
+		pthread_mutex_unlock(&sd->lock);
+		for (k = 0; k < nv; k++) {
+			struct srv_file *f = v[k];
+
+			pthread_mutex_lock(&f->lock);
+			if (!found && !strncmp(f->path, dir, n) && f->path[n] == '/' &&
+			    !list_empty(&f->opens))
+				found = true;
+			pthread_mutex_unlock(&f->lock);
+			srv_file_put(f);
+		}
+		nv = 0;
+	}
+	free(v);
+	return found;
+}
+
+void srv_file_ref(struct srv_file *f)
+{
+	struct srv_file_shard *sd = shard_of(f->share, f->dev, f->ino);
+
+	pthread_mutex_lock(&sd->lock);
+	f->refs++;
+	pthread_mutex_unlock(&sd->lock);
+}
+
+struct unlink_call {
+	struct srv_share *sh;
+	struct srv_file *f;
+};
+
+static int unlink_call(void *arg)
+{
+	struct unlink_call *uc = arg;
+
+	return store_unlink(&uc->sh->root, uc->f->path, uc->f->is_dir);
+}
+
+void srv_file_put(struct srv_file *f)
+{
+	struct srv_share *sh;
+	struct srv_file_shard *sd;
+	bool unlinked = false;
+	int ret;
+
+	if (!f)
+		return;
+	sh = f->share;
+	sd = shard_of(sh, f->dev, f->ino);
+	pthread_mutex_lock(&sd->lock);
+	if (--f->refs) {
+		pthread_mutex_unlock(&sd->lock);
+		return;
+	}
+	list_del(&f->link);
+	/* no open is left: nobody else reaches the file's state now */
+	if (f->delete_pending) {
+		struct unlink_call uc = { sh, f };
+
+		/* as the user who asked for it; the kernel may still refuse */
+		ret = srv_ident_run(f->delete_ident, unlink_call, &uc);
+		if (ret)
+			pr_warn("[%s] delete on close of %s as %s: %s", sh->name,
+				f->path, f->delete_ident ? f->delete_ident->name : "rdaxd",
+				strerror(-ret));
+		unlinked = !ret;
+	}
+	pthread_mutex_unlock(&sd->lock);
+	if (unlinked)
+		srv_dir_lease_break(f->srv, sh, f->path, NULL);
+	srv_file_detach_dax(sh, f);
+	srv_ident_put(&f->delete_ident);
+	pthread_mutex_destroy(&f->lock);
+	free(f->path);
+	free(f);
+}
+
+bool srv_file_delete_pending(struct srv_file *f)
+{
+	bool v;
+
+	pthread_mutex_lock(&f->lock);
+	v = f->delete_pending;
+	pthread_mutex_unlock(&f->lock);
+	return v;
+}
+
+int srv_file_set_delete(struct srv_file *f, bool del, struct srv_ident *id)
+{
+	struct srv_ident *old;
+
+	pthread_mutex_lock(&f->lock);
+	f->delete_pending = del;
+	old = f->delete_ident;
+	f->delete_ident = del ? srv_ident_get(id) : NULL;
+	pthread_mutex_unlock(&f->lock);
+	srv_ident_put(&old);
+	return 0;
+}
+
+int srv_file_rename(struct srv_file *f, const char *to, bool replace)
+{
+	char *np = strdup(to);
+	int ret;
+
+	if (!np)
+		return -ENOMEM;
+	pthread_mutex_lock(&f->lock);
+	ret = store_rename(&f->share->root, f->path, to, replace);
+	if (!ret) {
+		free(f->path);
+		f->path = np;
+		np = NULL;
+	}
+	pthread_mutex_unlock(&f->lock);
+	free(np);
+	return ret;
+}
+
+int srv_file_path(struct srv_file *f, char *buf, size_t len)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if ((size_t)snprintf(buf, len, "%s", f->path) >= len)
+		ret = -ENAMETOOLONG;
+	pthread_mutex_unlock(&f->lock);
+	return ret;
+}
+
+/* ---- share modes ---- */
+
+#define CONFLICTING_ACCESS (FILE_READ_DATA | FILE_EXECUTE | FILE_WRITE_DATA | \
+			    FILE_APPEND_DATA | DELETE_ACCESS)
+
+/* Open with access a and sharing sh next to one with ea and esh. */
+static bool share_conflict(uint32_t ea, uint32_t esh, uint32_t a, uint32_t sh)
+{
+	static const struct {
+		uint32_t access;
+		uint32_t share;
+	} pairs[] = {
+		{ FILE_WRITE_DATA | FILE_APPEND_DATA, FILE_SHARE_WRITE },
+		{ FILE_READ_DATA | FILE_EXECUTE, FILE_SHARE_READ },
+		{ DELETE_ACCESS, FILE_SHARE_DELETE },
+	};
+	size_t i;
+
+	if (!(ea & CONFLICTING_ACCESS) || !(a & CONFLICTING_ACCESS))
+		return false;
+	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		if ((a & pairs[i].access && !(esh & pairs[i].share)) ||
+		    (ea & pairs[i].access && !(sh & pairs[i].share)))
+			return true;
+	}
+	return false;
+}
+
+bool srv_stat_open(uint32_t access)
+{
+	const uint32_t bits = SYNCHRONIZE | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES;
+
+	return access & bits && !(access & ~bits);
+}
+
+bool srv_file_share_conflict_locked(struct srv_file *f, uint32_t access, uint32_t share)
+{
+	struct list_head *pos;
+
+	if (srv_stat_open(access))
+		return false;
+	list_for_each(pos, &f->opens) {
+		struct srv_open *e = list_entry(pos, struct srv_open, file_link);
+
+		/* a disconnected durable open holds no share mode */
+		if (e->disconnected)
+			continue;
+		if (share_conflict(e->sharing, e->share_access, access, share))
+			return true;
+	}
+	return false;
+}
