@@ -5,10 +5,9 @@
 # rdaxd side by side, each with multichannel on and one loopback
 # interface. Every test Samba passes here must pass against rdaxd. A
 # test Samba itself fails or skips is no bar: it counts as a skip, with
-# both results. smb2.multichannel.{oplocks,leases} need leases (not
-# offered yet) and are left to the lease work; so are the binding tests
-# listed in NEEDS below: each counts as a skip naming what rdaxd lacks,
-# and any other failure against rdaxd fails here.
+# both results. A test listed in NEEDS below counts as a skip naming what
+# rdaxd lacks (none is listed now: oplocks and share modes landed); any
+# other failure against rdaxd fails here.
 . "$(dirname "$0")/lib.sh"
 need smbtorture smbd smbpasswd
 [ "$(id -u)" = 0 ] || skip "smbd needs root to switch to the session user"
@@ -42,47 +41,6 @@ smb2.replay.channel-sequence"
 # that passes against rdaxd fails here: delete its line. When a feature
 # lands, delete its lines (and its entry in needs_why).
 NEEDS="
-smb2.session.bind1 batch-oplock
-smb2.session.bind2 share-modes
-smb2.session.bind_invalid_auth batch-oplock
-smb2.session.bind_negative_smb210s batch-oplock
-smb2.session.bind_negative_smb210d batch-oplock
-smb2.session.bind_negative_smb2to3s batch-oplock
-smb2.session.bind_negative_smb2to3d batch-oplock
-smb2.session.bind_negative_smb3to2s batch-oplock
-smb2.session.bind_negative_smb3to2d batch-oplock
-smb2.session.bind_negative_smb3to3s batch-oplock
-smb2.session.bind_negative_smb3to3d batch-oplock
-smb2.session.bind_negative_smb3encGtoCs batch-oplock
-smb2.session.bind_negative_smb3encGtoCd batch-oplock
-smb2.session.bind_negative_smb3signCtoHs batch-oplock
-smb2.session.bind_negative_smb3signCtoHd batch-oplock
-smb2.session.bind_negative_smb3signCtoGs batch-oplock
-smb2.session.bind_negative_smb3signCtoGd batch-oplock
-smb2.session.bind_negative_smb3signHtoCs batch-oplock
-smb2.session.bind_negative_smb3signHtoCd batch-oplock
-smb2.session.bind_negative_smb3signHtoGs batch-oplock
-smb2.session.bind_negative_smb3signHtoGd batch-oplock
-smb2.session.bind_negative_smb3signGtoCs batch-oplock
-smb2.session.bind_negative_smb3signGtoCd batch-oplock
-smb2.session.bind_negative_smb3signGtoHs batch-oplock
-smb2.session.bind_negative_smb3signGtoHd batch-oplock
-smb2.session.bind_negative_smb3sneGtoCs batch-oplock
-smb2.session.bind_negative_smb3sneGtoCd batch-oplock
-smb2.session.bind_negative_smb3sneGtoHs batch-oplock
-smb2.session.bind_negative_smb3sneGtoHd batch-oplock
-smb2.session.bind_negative_smb3sneCtoGs batch-oplock
-smb2.session.bind_negative_smb3sneCtoGd batch-oplock
-smb2.session.bind_negative_smb3sneHtoGs batch-oplock
-smb2.session.bind_negative_smb3sneHtoGd batch-oplock
-smb2.session.bind_negative_smb3signC30toGs batch-oplock
-smb2.session.bind_negative_smb3signC30toGd batch-oplock
-smb2.session.bind_negative_smb3signH2XtoGs batch-oplock
-smb2.session.bind_negative_smb3signH2XtoGd batch-oplock
-smb2.session.bind_negative_smb3signGtoC30s batch-oplock
-smb2.session.bind_negative_smb3signGtoC30d batch-oplock
-smb2.session.bind_negative_smb3signGtoH2Xs batch-oplock
-smb2.session.bind_negative_smb3signGtoH2Xd batch-oplock
 "
 needs() { echo "$NEEDS" | awk -v t="$1" '$1 == t { print $2 }'; }
 needs_why() {
