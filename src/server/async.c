@@ -36,6 +36,12 @@ int srv_async_wait(struct srv_req *req, struct srv_file *f, enum srv_wait kind)
 	struct srv_async *a = req->async;
 
 	if (!a) {
+		/* a flood of waiting requests is bounded per connection */
+		if (req->conn->nasyncs >= SRV_MAX_ASYNC) {
+			log_ratelimited(LOG_WARN, "%s: %d requests waiting already: STATUS_INSUFFICIENT_RESOURCES",
+					req->conn->x->peer, req->conn->nasyncs);
+			return -ENOMEM;
+		}
 		a = calloc(1, sizeof(*a));
 		if (!a)
 			return -ENOMEM;
@@ -46,7 +52,9 @@ int srv_async_wait(struct srv_req *req, struct srv_file *f, enum srv_wait kind)
 		a->async_id = ++req->conn->next_async_id;
 		list_init(&a->wait_link);
 		list_add_tail(&a->conn_link, &req->conn->asyncs);
+		req->conn->nasyncs++;
 		req->async = a;
+		atomic_fetch_add(&req->conn->srv->cst.waits, 1);
 	}
 	a->wait = kind;
 	if (a->file != f) {
@@ -130,6 +138,7 @@ void srv_async_conn_gone(struct srv_conn *c)
 		struct srv_async *a = list_entry(pos, struct srv_async, conn_link);
 
 		list_del(&a->conn_link);
+		c->nasyncs--;
 		srv_async_unwait(a);
 		a->c = NULL;	/* a posted resume finds nobody to answer */
 		srv_async_put(a);

@@ -483,6 +483,7 @@ void srv_dispatch_resume(struct srv_async *a)
 		return;		/* waits again */
 done:
 	list_del(&a->conn_link);
+	c->nasyncs--;
 	srv_async_put(a);	/* the connection's */
 }
 

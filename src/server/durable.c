@@ -91,8 +91,10 @@ void srv_durable_disconnect(struct srv *srv, struct srv_open *o)
 	o->disconnected = true;
 	list_add_tail(&o->durable_link, &srv->durables);
 	pthread_mutex_unlock(&srv->durable_lock);
+	atomic_fetch_add(&srv->cst.durable_kept, 1);
+	atomic_fetch_add(&srv->cst.ndisconnected, 1);
 	srv_file_wake(f);
-	pr_info("[%s] %s: durable open kept for %u s after its connection went",
+	pr_notice("[%s] %s: durable open kept for %u s after its connection went",
 		o->share->name, f->path, o->durable_timeout / 1000);
 }
 
@@ -108,6 +110,8 @@ static bool durable_take(struct srv *srv, struct srv_open *o)
 		list_del(&o->durable_link);
 	}
 	pthread_mutex_unlock(&srv->durable_lock);
+	if (mine)
+		atomic_fetch_sub(&srv->cst.ndisconnected, 1);
 	return mine;
 }
 
@@ -125,6 +129,7 @@ void srv_durable_purge(struct srv *srv, struct list_head *purge)
 			continue;	/* reconnected meanwhile, or gone */
 		pr_info("[%s] %s: a disconnected durable open is closed: another open needs its caching",
 			o->share->name, o->file ? o->file->path : "?");
+		atomic_fetch_add(&srv->cst.durable_purged, 1);
 		durable_close(o);
 	}
 }
@@ -144,6 +149,8 @@ void srv_durable_timer(struct srv *srv)
 		o->disconnected = false;
 		list_del(&o->durable_link);
 		list_add_tail(&o->durable_link, &gone);
+		atomic_fetch_sub(&srv->cst.ndisconnected, 1);
+		atomic_fetch_add(&srv->cst.durable_expired, 1);
 	}
 	pthread_mutex_unlock(&srv->durable_lock);
 	list_for_each_safe(pos, tmp, &gone) {
@@ -232,7 +239,8 @@ int srv_durable_reconnect(struct srv_req *req, const struct srv_durable_req *d,
 		goto out_put;
 	}
 	memcpy(o->client_guid, req->conn->client_guid, 16);
-	pr_info("%s: durable open of %s reconnected (persistent 0x%llx)", req->conn->x->peer,
+	atomic_fetch_add(&srv->cst.durable_reconnects, 1);
+	pr_notice("%s: durable open of %s reconnected (persistent 0x%llx)", req->conn->x->peer,
 		o->file ? o->file->path : "?", (unsigned long long)o->persistent);
 	*out = o;
 	return 0;

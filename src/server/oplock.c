@@ -96,6 +96,8 @@ void srv_breaks_send(struct srv *srv, struct srv_breaks *b)
 			smb2_lease_break_encode(&w, &n->lb);
 			if (!srv_notify_client(srv, n->client_guid, SMB2_OPLOCK_BREAK, body, w.off))
 				log_ratelimited(LOG_INFO, "lease break: the client has no connection");
+			else
+				atomic_fetch_add(&srv->cst.breaks, 1);
 			continue;
 		}
 		s = srv_session_lookup(srv, n->sess_id);
@@ -105,6 +107,8 @@ void srv_breaks_send(struct srv *srv, struct srv_breaks *b)
 		if (!srv_notify_session(s, s->id, SMB2_OPLOCK_BREAK, body, w.off))
 			log_ratelimited(LOG_INFO, "break for session 0x%llx: no live channel",
 					(unsigned long long)s->id);
+		else
+			atomic_fetch_add(&srv->cst.breaks, 1);
 		srv_session_put(s);
 	}
 	free(b->notes);
@@ -282,6 +286,8 @@ static int lease_attach(struct srv *srv, struct srv_file *f, struct srv_open *o,
 		l->epoch++;
 		if (f->is_dir)
 			atomic_fetch_add(&srv->ndir_leases, 1);
+		atomic_fetch_add(&srv->cst.leases, 1);
+		atomic_fetch_add(&srv->cst.nleases, 1);
 	} else if ((l->state & asked) == l->state && granted != l->state &&
 		   granted == asked && !l->breaking) {
 		/* a strict upgrade nothing else prevents */
@@ -315,6 +321,7 @@ static void lease_detach(struct srv *srv, struct srv_open *o)
 	pthread_mutex_unlock(&srv->lease_lock);
 	if (l->file->is_dir)
 		atomic_fetch_sub(&srv->ndir_leases, 1);
+	atomic_fetch_sub(&srv->cst.nleases, 1);
 	free(l);
 }
 
@@ -573,6 +580,8 @@ grant:
 		granted = granted == (R | W | H) || granted == (R | W) ? granted :
 			  granted & R;
 		oplock_set(o, granted);
+		if (granted)
+			atomic_fetch_add(&srv->cst.oplocks, 1);
 	}
 	return 0;
 }
@@ -740,6 +749,7 @@ static int oplock_ack(struct srv_req *req)
 		oplock_set(o, R);
 	rsp.level = srv_oplock_level(o);
 	rsp.fid = ack.fid;
+	atomic_fetch_add(&req->conn->srv->cst.acks, 1);
 	srv_file_wake_locked(f);
 	pthread_mutex_unlock(&f->lock);
 	if (srv_req_room(req, SMB2_OPLOCK_BREAK_SIZE))
@@ -808,8 +818,10 @@ static int lease_ack(struct srv_req *req)
 		ret = -E_SMB_OBJECT_NAME_NOT_FOUND;
 	} else {
 		ret = lease_downgrade(srv, l, ack.state, &b);
-		if (!ret)
+		if (!ret) {
+			atomic_fetch_add(&srv->cst.acks, 1);
 			srv_file_wake_locked(f);
+		}
 	}
 	pthread_mutex_unlock(&f->lock);
 	srv_file_put(f);
@@ -857,6 +869,7 @@ static void expire_file(struct srv *srv, struct srv_file *f, uint64_t now, struc
 		o->oplock_breaking = false;
 		breaking_dec(f);
 		oplock_set(o, 0);
+		atomic_fetch_add(&srv->cst.timeouts, 1);
 		woke = true;
 	}
 	list_for_each(pos, &f->leases) {
@@ -867,6 +880,7 @@ static void expire_file(struct srv *srv, struct srv_file *f, uint64_t now, struc
 		pr_notice("[%s] %s: lease break not acknowledged in %d s: broken to none",
 			  f->share->name, f->path, BREAK_TIMEOUT_MS / 1000);
 		lease_downgrade(srv, l, 0, b);
+		atomic_fetch_add(&srv->cst.timeouts, 1);
 		woke = true;
 	}
 	if (woke)
@@ -906,4 +920,25 @@ void srv_oplock_timer(struct srv *srv)
 		srv_file_put(f);
 	}
 	srv_breaks_send(srv, &b);
+}
+
+void srv_caching_dump(struct srv *srv)
+{
+	struct srv_cache_stats *c = &srv->cst;
+
+	pr_notice("stats caching: leases %d (made %llu) oplocks_granted %llu breaks %llu "
+		  "acks %llu break_timeouts %llu waits %llu durable_disconnected %d "
+		  "durable_kept %llu durable_reconnects %llu durable_expired %llu "
+		  "durable_purged %llu", atomic_load(&c->nleases),
+		  (unsigned long long)atomic_load(&c->leases),
+		  (unsigned long long)atomic_load(&c->oplocks),
+		  (unsigned long long)atomic_load(&c->breaks),
+		  (unsigned long long)atomic_load(&c->acks),
+		  (unsigned long long)atomic_load(&c->timeouts),
+		  (unsigned long long)atomic_load(&c->waits),
+		  atomic_load(&c->ndisconnected),
+		  (unsigned long long)atomic_load(&c->durable_kept),
+		  (unsigned long long)atomic_load(&c->durable_reconnects),
+		  (unsigned long long)atomic_load(&c->durable_expired),
+		  (unsigned long long)atomic_load(&c->durable_purged));
 }

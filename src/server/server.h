@@ -45,6 +45,7 @@
 #define SRV_MAX_RDEV 4			/* RDMA devices per worker */
 #define SRV_MAX_CHANNELS 32		/* channels a session may have */
 #define SRV_GONE_SESS 4			/* ended sessions a connection remembers */
+#define SRV_MAX_ASYNC 512		/* requests waiting per connection */
 #define SRV_ASYNC 1			/* handler: the response comes later */
 #define SRV_ZC_READ_MIN (16u * 1024)	/* smaller READs are copied */
 #define SRV_ZC_WRITE_MIN (64u * 1024)	/* smaller WRITEs are copied */
@@ -423,6 +424,7 @@ struct srv_conn {
 	struct list_head worker_link;
 	uint64_t id;			/* server-wide, never reused */
 	struct list_head asyncs;	/* srv_async.conn_link: answered later */
+	int nasyncs;
 	struct list_head client_link;	/* srv.client_conns (client_lock) */
 	bool in_clients;
 	/* sessions that ended on it lately, to sign what answers them */
@@ -567,6 +569,20 @@ struct srv {
 	pthread_mutex_t lease_lock;
 	struct list_head *lease_tab;
 	atomic_int ndir_leases;		/* directory leases granted */
+	struct srv_cache_stats {	/* SIGUSR1 "stats caching" */
+		atomic_uint_fast64_t oplocks;	/* granted */
+		atomic_uint_fast64_t leases;	/* made */
+		atomic_uint_fast64_t breaks;	/* notifications sent */
+		atomic_uint_fast64_t acks;
+		atomic_uint_fast64_t timeouts;
+		atomic_uint_fast64_t waits;	/* requests that waited */
+		atomic_uint_fast64_t durable_kept;
+		atomic_uint_fast64_t durable_reconnects;
+		atomic_uint_fast64_t durable_expired;
+		atomic_uint_fast64_t durable_purged;
+		atomic_int nleases;		/* now */
+		atomic_int ndisconnected;	/* now */
+	} cst;
 	/* negotiated connections, oldest first: lease breaks find a client's */
 	pthread_mutex_t client_lock;
 	struct list_head client_conns;
@@ -950,6 +966,8 @@ void srv_oplock_contend(struct srv *srv, struct srv_open *o);
 /* A directory's entries changed: its leases break (but by's parent's). */
 void srv_dir_lease_break(struct srv *srv, struct srv_share *sh, const char *child,
 			 const struct srv_open *by);
+/* SIGUSR1: the caching counters. */
+void srv_caching_dump(struct srv *srv);
 /* Breaks not acknowledged in time (the control thread's timer). */
 void srv_oplock_timer(struct srv *srv);
 

@@ -686,6 +686,7 @@ int srv_run(struct srv *s)
 					pr_notice("stats: %d connections, %d sessions, %d opens",
 						  atomic_load(&s->nconns), nsess, nopen);
 					srv_state_dump(s);
+					srv_caching_dump(s);
 					share_dump(s);
 					for (k = 0; k < s->nworkers; k++) {
 						atomic_store(&s->workers[k].dump_stats, true);

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Bad input to rdaxd's caching and durable-handle state, on the wire:
+ *
+ *   acks       break acknowledgements for breaks never sent, for leases
+ *              never granted, for another client's lease
+ *   reconnect  durable v2 reconnects with a wrong CreateGuid, a forged
+ *              lease key, by another user; then the right one
+ *   flood      more opens that each wait for a break than a connection
+ *              may have waiting: the rest get STATUS_INSUFFICIENT_RESOURCES,
+ *              the waiting ones finish when the holder goes
+ *
+ * usage: caching HOST PORT SHARE CASE (users in CACHE_USER/CACHE_PW and
+ * CACHE_USER2/CACHE_PW2). Prints "ok: ..." or "FAIL: ..." per check;
+ * exits 1 on any failure.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/lease.h"
+#include "rawsmb.h"
+
+#define FLOOD 600
+
+static const char *host, *share;
+static unsigned int port;
+static struct raw_cred user1, user2;
+static int nfail;
+
+#define EXPECT(cond, ...) do { \
+	if (cond) { printf("ok: "); } else { printf("FAIL: "); nfail++; } \
+	printf(__VA_ARGS__); printf("\n"); } while (0)
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (!v) {
+		fprintf(stderr, "caching: %s is not set\n", name);
+		exit(2);
+	}
+	return v;
+}
+
+/* One CREATE with contexts: what the caller needs of the response. */
+struct cr_out {
+	uint32_t status;
+	uint8_t oplock;
+	struct smb2_fid fid;
+	bool lease;
+	struct smb2_lease_ctx lc;
+	bool durable;
+};
+
+/* Send a CREATE (not waiting for it): its MessageId. */
+static uint64_t create_send(struct raw *r, const char *name, uint32_t access, uint32_t disp,
+			    uint8_t oplock, const uint8_t *ctx, size_t ctxlen)
+{
+	struct smb2_create_req c = { 0 };
+	uint8_t n16[512], b[2048];
+	struct wcur w;
+	uint64_t mid = r->mid;
+	int n = utf8_to_utf16le(name, n16, sizeof(n16));
+
+	c.oplock = oplock;
+	c.impersonation = 2;
+	c.desired_access = access;
+	c.file_attributes = FILE_ATTRIBUTE_NORMAL;
+	c.share_access = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+	c.disposition = disp;
+	c.name.p = n16;
+	c.name.len = n < 0 ? 0 : (uint32_t)n;
+	c.contexts.p = ctx;
+	c.contexts.len = (uint32_t)ctxlen;
+	raw_begin(&w, b, sizeof(b));
+	smb2_create_req_encode(&w, &c);
+	raw_seal(r, SMB2_CREATE, b, w.off);
+	raw_send(r, b, w.off);
+	return mid;
+}
+
+/*
+ * The next response that is not an unsolicited notification; interim
+ * ones count in *interim if given, and are skipped otherwise.
+ */
+static int recv_rsp(struct raw *r, bool stop_at_interim)
+{
+	long n;
+
+	for (;;) {
+		n = tcp_recv_msg(r->fd, &r->rx, &r->rx_cap, 32u << 20, RAW_TIMEOUT_MS);
+		if (n < 0)
+			return (int)n;
+		if (n < SMB2_HDR_SIZE || get_le32(r->rx) != SMB2_PROTO_ID)
+			return -EPROTO;
+		r->rx_len = (size_t)n;
+		r->status = get_le32(r->rx + 8);
+		if (get_le64(r->rx + 24) == UINT64_MAX)
+			continue;	/* a break notification */
+		if (r->status == STATUS_PENDING && !stop_at_interim)
+			continue;
+		return 0;
+	}
+}
+
+static void create_parse(struct raw *r, struct cr_out *o)
+{
+	struct smb2_create_ctx ctx[SMB2_MAX_CREATE_CTX];
+	struct smb2_create_rsp rsp;
+	int i, n;
+
+	memset(o, 0, sizeof(*o));
+	o->status = r->status;
+	if (r->status || smb2_create_rsp_decode(r->rx, r->rx_len, &rsp))
+		return;
+	o->oplock = rsp.oplock;
+	o->fid = rsp.fid;
+	n = smb2_create_ctx_parse(rsp.contexts.p, rsp.contexts.len, ctx, SMB2_MAX_CREATE_CTX);
+	for (i = 0; i < n; i++) {
+		if (ctx[i].name.len != 4)
+			continue;
+		if (!memcmp(ctx[i].name.p, SMB2_CTX_LEASE, 4))
+			o->lease = !smb2_lease_ctx_decode(ctx[i].data.p, ctx[i].data.len, &o->lc);
+		else if (!memcmp(ctx[i].name.p, SMB2_CTX_DH2Q, 4))
+			o->durable = true;
+	}
+}
+
+static void create(struct raw *r, const char *name, uint32_t access, uint32_t disp,
+		   uint8_t oplock, const uint8_t *ctx, size_t ctxlen, struct cr_out *o)
+{
+	create_send(r, name, access, disp, oplock, ctx, ctxlen);
+	if (recv_rsp(r, false)) {
+		memset(o, 0, sizeof(*o));
+		o->status = STATUS_CONNECTION_DISCONNECTED;
+		return;
+	}
+	create_parse(r, o);
+}
+
+/* A lease context (v2), and a DH2Q or DH2C after it when asked. */
+static size_t contexts(uint8_t *buf, size_t cap, const uint8_t key[16], uint32_t state,
+		       const uint8_t *guid, uint32_t timeout, const struct smb2_fid *reconnect)
+{
+	struct smb2_lease_ctx lc = { .version = 2, .state = state };
+	struct smb2_durable_v2 d = { .timeout = timeout };
+	uint8_t data[64];
+	size_t prev = SIZE_MAX, n;
+	struct wcur w;
+
+	wcur_init(&w, buf, cap);
+	if (key) {
+		memcpy(lc.key, key, 16);
+		n = smb2_lease_ctx_encode(data, &lc);
+		smb2_create_ctx_add(&w, &prev, SMB2_CTX_LEASE, data, (uint32_t)n);
+	}
+	if (guid) {
+		memcpy(d.create_guid, guid, 16);
+		if (reconnect) {
+			d.fid = *reconnect;
+			n = smb2_dh2c_encode(data, &d);
+			smb2_create_ctx_add(&w, &prev, SMB2_CTX_DH2C, data, (uint32_t)n);
+		} else {
+			n = smb2_dh2q_encode(data, &d);
+			smb2_create_ctx_add(&w, &prev, SMB2_CTX_DH2Q, data, (uint32_t)n);
+		}
+	}
+	return w.off;
+}
+
+static uint32_t oplock_ack(struct raw *r, const struct smb2_fid *fid, uint8_t level)
+{
+	struct smb2_oplock_break ob = { .level = level, .fid = *fid };
+	uint8_t b[256];
+	struct wcur w;
+
+	raw_begin(&w, b, sizeof(b));
+	smb2_oplock_break_encode(&w, &ob);
+	raw_seal(r, SMB2_OPLOCK_BREAK, b, w.off);
+	raw_send(r, b, w.off);
+	return recv_rsp(r, false) ? STATUS_CONNECTION_DISCONNECTED : r->status;
+}
+
+static uint32_t lease_ack(struct raw *r, const uint8_t key[16], uint32_t state)
+{
+	struct smb2_lease_ack a = { .state = state };
+	uint8_t b[256];
+	struct wcur w;
+
+	memcpy(a.key, key, 16);
+	raw_begin(&w, b, sizeof(b));
+	smb2_lease_ack_encode(&w, &a);
+	raw_seal(r, SMB2_OPLOCK_BREAK, b, w.off);
+	raw_send(r, b, w.off);
+	return recv_rsp(r, false) ? STATUS_CONNECTION_DISCONNECTED : r->status;
+}
+
+/* A session of the client with ClientGuid guid, on a tree of the share. */
+static int session(struct raw *r, const struct raw_cred *c, const uint8_t *guid)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	if (raw_connect(r, host, port)) {
+		printf("FAIL: connect\n");
+		nfail++;
+		return -1;
+	}
+	memcpy(r->guid, guid, 16);
+	r->guid_set = true;
+	if (raw_negotiate(r, SMB2_DIALECT_311) || raw_logon(r, c) || raw_tcon(r, share)) {
+		printf("FAIL: session set-up as %s\n", c->user);
+		nfail++;
+		return -1;
+	}
+	return 0;
+}
+
+static void fill(uint8_t *p, uint8_t v)
+{
+	memset(p, v, 16);
+}
+
+/* ---- the cases ---- */
+
+static void case_acks(void)
+{
+	struct raw a, b;
+	struct cr_out o, ob;
+	uint8_t key[16], ctx[256], ga[16], gb[16];
+	size_t n;
+
+	fill(ga, 0xA1);
+	fill(gb, 0xB2);
+	if (session(&a, &user1, ga) || session(&b, &user1, gb))
+		return;
+	create(&a, "acks-none.txt", FILE_GENERIC_READ | FILE_GENERIC_WRITE, FILE_OVERWRITE_IF,
+	       SMB2_OPLOCK_LEVEL_NONE, NULL, 0, &o);
+	EXPECT(!o.status, "an open with no oplock: %s", raw_sname(o.status));
+	EXPECT(oplock_ack(&a, &o.fid, SMB2_OPLOCK_LEVEL_II) == STATUS_INVALID_OPLOCK_PROTOCOL,
+	       "an oplock break acknowledged that was never sent: %s", raw_sname(a.status));
+	fill(key, 0x5A);
+	EXPECT(lease_ack(&a, key, 0) == STATUS_OBJECT_NAME_NOT_FOUND,
+	       "a lease break acknowledged for a lease never granted: %s", raw_sname(a.status));
+	/* client B's lease; A names its key */
+	fill(key, 0x6B);
+	n = contexts(ctx, sizeof(ctx), key, SMB2_LEASE_RWH, NULL, 0, NULL);
+	create(&b, "acks-lease.txt", FILE_GENERIC_READ | FILE_GENERIC_WRITE, FILE_OVERWRITE_IF,
+	       SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &ob);
+	EXPECT(!ob.status && ob.lease && ob.lc.state == SMB2_LEASE_RWH,
+	       "client B holds an RWH lease: %s", raw_sname(ob.status));
+	EXPECT(lease_ack(&a, key, 0) == STATUS_OBJECT_NAME_NOT_FOUND,
+	       "client A acknowledges client B's lease: %s", raw_sname(a.status));
+	EXPECT(oplock_ack(&a, &ob.fid, SMB2_OPLOCK_LEVEL_NONE) == STATUS_FILE_CLOSED,
+	       "client A acknowledges an oplock break on B's FileId: %s", raw_sname(a.status));
+	EXPECT(lease_ack(&b, key, SMB2_LEASE_READ) == STATUS_UNSUCCESSFUL,
+	       "B acknowledges a break of its own lease that was never sent: %s",
+	       raw_sname(b.status));
+	raw_close_fid(&b, &ob.fid);
+	raw_close_fid(&a, &o.fid);
+	raw_close(&a);
+	raw_close(&b);
+}
+
+static void case_reconnect(void)
+{
+	struct raw a, a2, bu;
+	struct cr_out o, r;
+	uint8_t key[16], bad[16], cguid[16], other[16], ga[16], ctx[256];
+	char buf[64];
+	uint32_t got;
+	size_t n;
+
+	fill(ga, 0xC3);
+	fill(key, 0x7C);
+	fill(cguid, 0xD4);
+	if (session(&a, &user1, ga))
+		return;
+	n = contexts(ctx, sizeof(ctx), key, SMB2_LEASE_RWH, cguid, 5000, NULL);
+	create(&a, "durable.txt", FILE_GENERIC_READ | FILE_GENERIC_WRITE, FILE_OVERWRITE_IF,
+	       SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &o);
+	EXPECT(!o.status && o.durable && o.lease,
+	       "a durable v2 open under an RWH lease: %s, durable %d", raw_sname(o.status),
+	       o.durable);
+	EXPECT(!raw_write(&a, &o.fid, 0, "kept\n", 5), "write to it");
+	raw_close(&a);		/* the connection drops: the open stays */
+	usleep(300000);
+
+	if (session(&a2, &user1, ga))
+		return;
+	fill(other, 0xEE);
+	n = contexts(ctx, sizeof(ctx), key, SMB2_LEASE_RWH, other, 0, &o.fid);
+	create(&a2, "durable.txt", 0, FILE_OPEN, SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &r);
+	EXPECT(r.status == STATUS_OBJECT_NAME_NOT_FOUND,
+	       "a reconnect with a wrong CreateGuid: %s", raw_sname(r.status));
+	fill(bad, 0x11);
+	n = contexts(ctx, sizeof(ctx), bad, SMB2_LEASE_RWH, cguid, 0, &o.fid);
+	create(&a2, "durable.txt", 0, FILE_OPEN, SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &r);
+	EXPECT(r.status == STATUS_OBJECT_NAME_NOT_FOUND,
+	       "a reconnect naming a forged lease key: %s", raw_sname(r.status));
+	if (!session(&bu, &user2, ga)) {
+		n = contexts(ctx, sizeof(ctx), key, SMB2_LEASE_RWH, cguid, 0, &o.fid);
+		create(&bu, "durable.txt", 0, FILE_OPEN, SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &r);
+		EXPECT(r.status == STATUS_OBJECT_NAME_NOT_FOUND,
+		       "another user reconnects the handle: %s", raw_sname(r.status));
+		raw_close(&bu);
+	}
+	n = contexts(ctx, sizeof(ctx), key, SMB2_LEASE_RWH, cguid, 0, &o.fid);
+	create(&a2, "durable.txt", 0, FILE_OPEN, SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &r);
+	EXPECT(!r.status && r.lease && r.lc.state == SMB2_LEASE_RWH,
+	       "the owner reconnects it, lease and all: %s", raw_sname(r.status));
+	if (!r.status) {
+		EXPECT(!raw_read(&a2, &r.fid, 0, buf, sizeof(buf), &got) && got == 5 &&
+		       !memcmp(buf, "kept\n", 5), "the data written before the drop is there");
+		EXPECT(!raw_close_fid(&a2, &r.fid), "close the reconnected handle");
+	}
+	raw_close(&a2);
+}
+
+static void case_flood(void)
+{
+	struct raw a, b;
+	struct cr_out o;
+	uint8_t ga[16], gb[16];
+	char name[64];
+	int i, pending = 0, refused = 0, done = 0, other = 0;
+
+	fill(ga, 0xE5);
+	fill(gb, 0xF6);
+	if (session(&a, &user1, ga) || session(&b, &user1, gb))
+		return;
+	for (i = 0; i < FLOOD; i++) {
+		snprintf(name, sizeof(name), "flood-%d.txt", i);
+		create(&a, name, FILE_GENERIC_READ | FILE_GENERIC_WRITE, FILE_OVERWRITE_IF,
+		       SMB2_OPLOCK_LEVEL_BATCH, NULL, 0, &o);
+		if (o.status || o.oplock != SMB2_OPLOCK_LEVEL_BATCH)
+			break;
+	}
+	EXPECT(i == FLOOD, "client A holds %d files with batch oplocks (%d)", FLOOD, i);
+	/* credits for the flood */
+	b.credit_req = 2048;
+	raw_echo(&b);
+	b.credit_req = 0;
+	/* A never acknowledges: each of B's opens waits on a break */
+	for (i = 0; i < FLOOD; i++) {
+		snprintf(name, sizeof(name), "flood-%d.txt", i);
+		create_send(&b, name, FILE_GENERIC_READ, FILE_OPEN, SMB2_OPLOCK_LEVEL_NONE,
+			    NULL, 0);
+	}
+	for (i = 0; i < FLOOD; i++) {
+		if (recv_rsp(&b, true))
+			break;
+		if (b.status == STATUS_PENDING)
+			pending++;
+		else if (b.status == STATUS_INSUFFICIENT_RESOURCES)
+			refused++;
+		else
+			other++;
+	}
+	EXPECT(pending == 512 && refused == FLOOD - 512 && !other,
+	       "%d opens wait (interim responses), %d are refused with STATUS_INSUFFICIENT_RESOURCES, %d else",
+	       pending, refused, other);
+	EXPECT(!raw_echo(&a), "client A is still served while B's opens wait");
+	raw_close(&a);		/* its opens close: everything waiting goes on */
+	for (i = 0; i < pending; i++) {
+		if (recv_rsp(&b, false))
+			break;
+		if (!b.status)
+			done++;
+	}
+	EXPECT(done == pending, "when A goes, the %d waiting opens succeed (%d)", pending, done);
+	EXPECT(!raw_echo(&b), "client B is still served");
+	raw_close(&b);
+}
+
+static const struct {
+	const char *name;
+	void (*run)(void);
+} cases[] = {
+	{ "acks", case_acks },
+	{ "reconnect", case_reconnect },
+	{ "flood", case_flood },
+};
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: caching HOST PORT SHARE acks|reconnect|flood\n");
+		return 2;
+	}
+	host = argv[1];
+	port = (unsigned int)atoi(argv[2]);
+	share = argv[3];
+	user1.user = env("CACHE_USER");
+	user1.password = env("CACHE_PW");
+	user2.user = env("CACHE_USER2");
+	user2.password = env("CACHE_PW2");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (!strcmp(argv[4], cases[i].name))
+			break;
+	if (i == sizeof(cases) / sizeof(cases[0])) {
+		fprintf(stderr, "caching: unknown case %s\n", argv[4]);
+		return 2;
+	}
+	cases[i].run();
+	return nfail ? 1 : 0;
+}

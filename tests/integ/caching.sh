@@ -1,0 +1,47 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Bad input to caching and durable handles (tests/integ/caching.c on the
+# wire): acknowledgements for breaks never sent and for leases not held,
+# durable reconnects with a wrong CreateGuid, a forged lease key or by
+# another user, and a flood of opens that each wait for a break, bounded
+# per connection. rdaxd keeps serving, and afterwards holds nothing: no
+# connection, session, open, lease or disconnected durable open.
+. "$(dirname "$0")/lib.sh"
+BIN=$B/tests/caching
+[ -x "$BIN" ] || die "$BIN not built (make tests)"
+
+make_user "$T/passdb" alice 'cache pw alice'
+make_user "$T/passdb" bob 'cache pw bob'
+share_dir "$T/share"
+chmod 0777 "$T/share"
+export CACHE_USER=alice CACHE_PW='cache pw alice' CACHE_USER2=bob CACHE_PW2='cache pw bob'
+start_rdaxd srv -v --share data="$T/share" --passdb "$T/passdb"
+log=$T/srv.log
+
+for c in acks reconnect flood; do
+	"$BIN" 127.0.0.1 "$PORT" data "$c" >"$T/$c.out" 2>&1
+	rc=$?
+	sed 's/^/    /' "$T/$c.out"
+	[ $rc = 0 ] && ok "caching $c: $(grep -c '^ok:' "$T/$c.out") wire checks" ||
+		not_ok "caching $c (exit $rc)"
+	check "rdaxd still serves a new client after '$c'" $RDAX --user alice \
+		--password-file "$T/alice.pw" ls "smb://127.0.0.1:$PORT/data"
+done
+grep -q 'requests waiting already: STATUS_INSUFFICIENT_RESOURCES' "$log" &&
+	ok "the log says why opens of the flood were refused" ||
+	not_ok "no log line for the refused opens"
+grep -q 'durable open .* reconnected' "$log" &&
+	ok "the log names the durable reconnect" || not_ok "no log line for the reconnect"
+rdaxd_idle "$log" && ok "no connection, session or open is left" ||
+	not_ok "state left in rdaxd"
+n0=$(wc -l <"$log")
+kill -USR1 "$RDAXD_PID"
+sleep 0.5
+tail -n +$((n0 + 1)) "$log" | grep 'stats caching' >"$T/cst"
+grep -q 'leases 0 .* durable_disconnected 0 ' "$T/cst" &&
+	ok "SIGUSR1: no lease and no disconnected durable open is left" ||
+	{ not_ok "SIGUSR1 shows caching state left"; sed 's/^/    | /' "$T/cst"; }
+grep -q 'durable_reconnects 1 ' "$T/cst" && ok "SIGUSR1 counts the durable reconnect" ||
+	not_ok "SIGUSR1 does not count the reconnect"
+check "SIGTERM stops rdaxd cleanly" stop_rdaxd
+finish
