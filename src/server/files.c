@@ -325,6 +325,12 @@ bool srv_stat_open(uint32_t access)
 	return access & bits && !(access & ~bits);
 }
 
+bool srv_open_share_conflict(const struct srv_open *e, uint32_t access, uint32_t share)
+{
+	return !srv_stat_open(access) &&
+	       share_conflict(e->sharing, e->share_access, access, share);
+}
+
 bool srv_file_share_conflict_locked(struct srv_file *f, uint32_t access, uint32_t share)
 {
 	struct list_head *pos;

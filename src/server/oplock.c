@@ -505,11 +505,16 @@ int srv_oplock_open_locked(struct srv *srv, struct srv_file *f, struct srv_open 
 			continue;
 		et = open_state(e);
 		if (e->disconnected) {
-			/* it cannot hear a break: closed if it is in the way */
+			/*
+			 * It cannot hear a break: closed if it is in the way,
+			 * its sharing refusing this open included (the H break
+			 * a live one would get).
+			 */
 			to = et & ~delay_mask;
 			if (will_overwrite)
 				to &= ~(H | R);
-			if ((et & ~to) || open_breaking(e))
+			if ((et & ~to) || open_breaking(e) ||
+			    srv_open_share_conflict(e, o->sharing, o->share_access))
 				purge_disconnected(e, purge);
 			continue;
 		}

@@ -919,6 +919,8 @@ int srv_file_rename(struct srv_file *f, const char *to, bool replace);
 int srv_file_path(struct srv_file *f, char *buf, size_t len);
 /* Only attributes: no share mode, breaks nothing ([MS-FSA] stat open). */
 bool srv_stat_open(uint32_t access);
+/* Does open e's share mode refuse an open (access, share)? */
+bool srv_open_share_conflict(const struct srv_open *e, uint32_t access, uint32_t share);
 /* Would an open (access, share) be refused for sharing? File lock held. */
 bool srv_file_share_conflict_locked(struct srv_file *f, uint32_t access, uint32_t share);
 /* The open leaves its file at close: share mode, locks, caching go. */
