@@ -61,7 +61,8 @@ struct srv_file *srv_file_get(struct srv_share *sh, dev_t dev, ino_t ino,
 		f->ino = ino;
 		f->is_dir = is_dir;
 		f->nopen = 1;
-		f->direct_fd = -1;
+		pthread_mutex_init(&f->dax_lock, NULL);
+		f->direct_fd[0] = f->direct_fd[1] = -1;
 		list_add_tail(&f->link, &sd->files);
 	}
 out_unlock:
@@ -104,6 +105,7 @@ void srv_file_put(struct srv_share *sh, struct srv_file *f)
 	}
 	pthread_mutex_unlock(&sd->lock);
 	srv_file_detach_dax(sh, f);
+	pthread_mutex_destroy(&f->dax_lock);
 	srv_ident_put(&f->delete_ident);
 	free(f->path);
 	free(f);

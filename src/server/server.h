@@ -179,11 +179,20 @@ struct srv_file {
 	bool is_dir;
 	char *path;			/* current path, relative to the root */
 	struct srv_ident *delete_ident;	/* who set delete-pending: unlinks as them */
-	struct dax_file *dax;		/* DAX store: the file's mapping */
-	bool dax_tried;
-	int direct_fd;			/* O_DIRECT twin for aligned I/O, or -1 */
-	bool direct_tried;
+	/*
+	 * DAX store: the file's mapping, made by the first open that is not
+	 * attributes-only and made writable by the first writer (dax_lock,
+	 * this file's own; dax_done once the first attempt is over).
+	 */
+	pthread_mutex_t dax_lock;
+	struct dax_file *dax;
+	atomic_bool dax_done;
+	/* O_DIRECT twins for aligned I/O, read-only [0] and read-write [1] */
+	int direct_fd[2];		/* or -1 */
+	atomic_int direct_state[2];	/* SRV_DIRECT_* */
 };
+
+enum { SRV_DIRECT_UNTRIED, SRV_DIRECT_OPENING, SRV_DIRECT_DONE };
 
 /*
  * The state that SMB3 lets outlive a connection or span several lives in

@@ -251,7 +251,7 @@ static int rio_zero_copy(struct srv_rio *io)
 	if ((sh->rung != SRV_RUNG_DIRECT && sh->rung != SRV_RUNG_ODP) || !dax ||
 	    io->o->is_dir || sh->idx >= d->nshare_mr || !(mr = d->share_mr[sh->idx]))
 		return 0;
-	io->win = dax_window(dax, io->offset, io->length);
+	io->win = dax_window(dax, io->offset, io->length, io->write);
 	if (!io->win)
 		return 0;
 	io->sge[0].addr = io->win;
@@ -557,7 +557,7 @@ static bool dev_direct(struct srv_share *sh, struct ibv_context *v, char *why,
 		fd = openat(sh->root.fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 		if (fd >= 0 && !ftruncate(fd, 2 << 20) && !dax_open(fd, &probe, dwhy, sizeof(dwhy))) {
 			mlen = 2 << 20;
-			addr = dax_window(probe, 0, mlen);
+			addr = dax_window(probe, 0, mlen, true);
 		}
 		if (fd >= 0)
 			close(fd);
