@@ -60,7 +60,8 @@ int srv_ident_self(struct srv_ident **out);
  * base as seen on a share with "force user" (user, may be NULL: base's
  * uid and groups stay) and "force group" (gid, or (gid_t)-1: none). With
  * only_member ("force group = +name"), the group is forced only when
- * the user is already a member of it.
+ * the user the share acts as (user if forced, else base) is already a
+ * member of it, as in Samba.
  */
 int srv_ident_force(const struct srv_ident *base, const struct srv_ident *user,
 		    gid_t gid, bool only_member, struct srv_ident **out);
@@ -82,7 +83,11 @@ void srv_ident_put(struct srv_ident **id);
  */
 int srv_ident_enter(const struct srv_ident *id);
 
-/* fn(arg) acting as id: in this thread, or on its identity thread. */
+/*
+ * fn(arg) acting as id: in this thread, or on its identity thread (a
+ * thread without one, such as the control thread: on a shared one). A
+ * call inside another's fn gives the outer its identity back after.
+ */
 int srv_ident_run(const struct srv_ident *id, int (*fn)(void *), void *arg);
 
 /*
@@ -92,5 +97,8 @@ int srv_ident_run(const struct srv_ident *id, int (*fn)(void *), void *arg);
 struct srv_ident_thread;
 int srv_ident_thread_start(struct srv_ident_thread **out);
 void srv_ident_thread_stop(struct srv_ident_thread **t);
+
+/* At the end, after the workers: the shared identity thread goes. */
+void srv_ident_cleanup(void);
 
 #endif

@@ -465,6 +465,7 @@ out_close:
 	for (i = 0; i < s->nrdma_listen; i++)
 		smbd_listener_close(&s->rdma_listen[i]);
 	srv_ident_put(&s->self_ident);
+	srv_ident_cleanup();
 	srv_logon_free(s);
 out_state:
 	srv_state_thread_leave();
@@ -666,6 +667,7 @@ void srv_free(struct srv **sp)
 	for (i = 0; i < s->nrdma_listen; i++)
 		smbd_listener_close(&s->rdma_listen[i]);
 	srv_ident_put(&s->self_ident);
+	srv_ident_cleanup();
 	srv_logon_free(s);
 	srv_state_thread_leave();
 	srv_state_free(s);
