@@ -22,18 +22,25 @@
 #define SERIAL_UNKNOWN UINT64_MAX	/* a switch failed half-way */
 
 /*
- * What rdaxd keeps; everything else leaves the bounding set too.
- * CAP_DAC_READ_SEARCH only as root: the kernel lowers it while a thread's
- * fsuid is a user's and raises it again at fsuid 0 (the server itself,
- * or "force user = root"). A non-root process would hold it while acting
- * as anyone, so it is not kept there.
+ * What rdaxd keeps, and when; everything else leaves the bounding set
+ * too. CAP_DAC_READ_SEARCH only as root: the kernel lowers it while a
+ * thread's fsuid is a user's and raises it again at fsuid 0 (the server
+ * itself, or "force user = root"); a non-root process would hold it while
+ * acting as anyone. TCP listeners are bound before the drop, so binding
+ * port 445 needs CAP_NET_BIND_SERVICE after it only for an rdma://
+ * listener (rdma_cm checks it too, and RDMA descriptors must be opened
+ * after the drop). CAP_IPC_LOCK is for registered (pinned) RDMA memory.
  */
-static const struct { int cap; bool root_only; } kept_caps[] = {
-	{ CAP_SETUID, false },		/* fsuid of a session's user */
-	{ CAP_SETGID, false },		/* its fsgid and groups */
-	{ CAP_NET_BIND_SERVICE, false },	/* port 445 */
-	{ CAP_IPC_LOCK, false },	/* pinning RDMA buffers beyond memlock */
-	{ CAP_DAC_READ_SEARCH, true },	/* root reads what it serves */
+static const struct {
+	int cap;
+	unsigned int need;		/* SRV_IDENT_*, 0: always */
+	const char *name;
+} kept_caps[] = {
+	{ CAP_SETUID, 0, "setuid" },			/* fsuid of a session's user */
+	{ CAP_SETGID, 0, "setgid" },			/* its fsgid and groups */
+	{ CAP_DAC_READ_SEARCH, SRV_IDENT_ROOT, "dac_read_search" },
+	{ CAP_IPC_LOCK, SRV_IDENT_RDMA, "ipc_lock" },
+	{ CAP_NET_BIND_SERVICE, SRV_IDENT_RDMA_LOW_PORT, "net_bind_service" },
 };
 
 static bool switching;
@@ -105,9 +112,12 @@ static int last_cap(void)
 	return n;
 }
 
-int srv_ident_setup(bool rdma, char *why, size_t len)
+int srv_ident_setup(unsigned int needs, char *why, size_t len)
 {
 	struct __user_cap_data_struct d[2], keep[2] = { { 0 } };
+	bool rdma = needs & SRV_IDENT_RDMA;
+	char kept[160] = "";
+	size_t off = 0;
 	int i, n, ret;
 
 	self_uid = geteuid();
@@ -121,18 +131,20 @@ int srv_ident_setup(bool rdma, char *why, size_t len)
 		if (self_ngroups < 0)
 			self_ngroups = 0;
 	}
+	if (!self_uid)
+		needs |= SRV_IDENT_ROOT;
 	ret = caps_get(d);
 	if (ret)
 		return ret;
 	for (i = 0; i < (int)(sizeof(kept_caps) / sizeof(kept_caps[0])); i++) {
 		int c = kept_caps[i].cap;
 
-		if (kept_caps[i].root_only && self_uid)
+		if ((kept_caps[i].need & needs) != kept_caps[i].need || !cap_permitted(d, c))
 			continue;
-		if (cap_permitted(d, c)) {
-			keep[c / 32].permitted |= 1u << (c % 32);
-			keep[c / 32].effective |= 1u << (c % 32);
-		}
+		keep[c / 32].permitted |= 1u << (c % 32);
+		keep[c / 32].effective |= 1u << (c % 32);
+		off += (size_t)snprintf(kept + off, off < sizeof(kept) ? sizeof(kept) - off : 0,
+					" %s", kept_caps[i].name);
 	}
 	/* the bounding set first: dropping needs CAP_SETPCAP, still held */
 	n = last_cap();
@@ -152,15 +164,12 @@ int srv_ident_setup(bool rdma, char *why, size_t len)
 	}
 	if (switching)
 		snprintf(why, len, "each session acts as its Unix user (fsuid, fsgid, groups "
-			 "per %s thread); capabilities kept: setuid setgid%s%s%s",
-			 rdma ? "worker's identity" : "worker",
-			 cap_permitted(keep, CAP_NET_BIND_SERVICE) ? " net_bind_service" : "",
-			 cap_permitted(keep, CAP_IPC_LOCK) ? " ipc_lock" : "",
-			 cap_permitted(keep, CAP_DAC_READ_SEARCH) ? " dac_read_search" : "");
+			 "per %s thread); capabilities kept:%s",
+			 rdma ? "worker's identity" : "worker", kept);
 	else
 		snprintf(why, len, "no CAP_SETUID/CAP_SETGID: every session acts as uid %u "
-			 "gid %u, the user rdaxd runs as", (unsigned int)self_uid,
-			 (unsigned int)self_gid);
+			 "gid %u, the user rdaxd runs as; capabilities kept:%s",
+			 (unsigned int)self_uid, (unsigned int)self_gid, kept[0] ? kept : " none");
 	return 0;
 }
 

@@ -39,13 +39,20 @@ struct srv_ident {
 	gid_t groups[];			/* supplementary groups, gid included */
 };
 
+/* What the server needs, for srv_ident_setup (ROOT is found by itself). */
+#define SRV_IDENT_RDMA		0x1	/* an rdma:// listener: identity threads, CAP_IPC_LOCK */
+#define SRV_IDENT_RDMA_LOW_PORT	0x2	/* one on a port below 1024: CAP_NET_BIND_SERVICE */
+#define SRV_IDENT_ROOT		0x4	/* started as root: CAP_DAC_READ_SEARCH */
+
 /*
- * Once, on the main thread before any worker starts: keep only the
- * capabilities rdaxd needs (CAP_SETUID, CAP_SETGID, CAP_NET_BIND_SERVICE,
- * CAP_IPC_LOCK) and decide whether identities are switched. why says
- * what was decided, for the log.
+ * Once, on the main thread before any worker starts and before any RDMA
+ * descriptor is opened, after the TCP listeners are bound: keep only the
+ * capabilities rdaxd needs (CAP_SETUID, CAP_SETGID; CAP_DAC_READ_SEARCH
+ * as root; CAP_IPC_LOCK with RDMA; CAP_NET_BIND_SERVICE for an rdma://
+ * listener below port 1024) and decide whether identities are switched.
+ * why says what was decided, for the log.
  */
-int srv_ident_setup(bool rdma, char *why, size_t len);
+int srv_ident_setup(unsigned int needs, char *why, size_t len);
 /* Identities are switched (rdaxd holds CAP_SETUID and CAP_SETGID). */
 bool srv_ident_switching(void);
 

@@ -93,6 +93,8 @@ struct srv_share {
 	char store_why[640];
 	enum srv_rung rung_want, rung;
 	char rung_why[700];
+	/* made before the capability drop, for the ladder's direct probe */
+	struct dax_file *rung_probe;
 	/* "dax device": a device-DAX namespace served as one file */
 	char dax_device[256];
 	char dax_name[256];		/* its name in the share ("dax0.1") */
@@ -729,8 +731,14 @@ void srv_file_detach_dax(struct srv_share *sh, struct srv_file *f);
 /* Choose a share's store at start; errors go to stderr. */
 int srv_store_select(struct srv_share *sh);
 void srv_store_release(struct srv_share *sh);
-/* Choose each share's registration rung once RDMA listeners exist. */
+/*
+ * The registration ladder. Before the capability drop (as root, any
+ * share root), a probe file per DAX share; once RDMA listeners exist,
+ * each share's rung; the probes go with srv_ladder_done.
+ */
+void srv_ladder_prepare(struct srv *s);
 int srv_ladder_select(struct srv *s);
+void srv_ladder_done(struct srv *s);
 const char *srv_rung_name(enum srv_rung r);
 /* NUMA: choose the workers' node (before they start); bind a worker. */
 int srv_numa_plan(struct srv *s);
