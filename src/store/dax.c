@@ -702,6 +702,7 @@ void *dax_base(struct dax_file *f, size_t *len)
 void dax_persist(struct dax_file *f, const void *addr, size_t len)
 {
 	f->persist_fn(addr, len);
+	atomic_fetch_add(&f->mapped_written, len);
 }
 
 void dax_get_stats(struct dax_file *f, struct dax_stats *st)

@@ -90,7 +90,7 @@ struct dax_stats {
 	uint64_t mapped;		/* bytes mapped */
 	int maps;			/* pieces */
 	enum dax_gran gran;
-	uint64_t mapped_bytes_written;	/* through the mapping */
+	uint64_t mapped_bytes_written;	/* through the mapping (dax_persist too) */
 	uint64_t tail_bytes_written;	/* through pwritev2(RWF_DSYNC) */
 	bool map_writable;		/* mapped read-write (else read-only) */
 };
