@@ -153,7 +153,7 @@ static void switching(void)
 		t_skip_case("switch", "switching identities needs root");
 		return;
 	}
-	T_EQ(srv_ident_setup(true, why, sizeof(why)), 0);
+	T_EQ(srv_ident_setup(SRV_IDENT_RDMA, why, sizeof(why)), 0);
 	printf("  %s\n", why);
 	T_ASSERT(srv_ident_switching());
 	/* the control thread has no identity thread of its own */
