@@ -537,7 +537,7 @@ int srv_write_place(void *conn, const uint8_t *msg, size_t have, size_t total,
 	if (!o || o->tree_id != t->id || o->is_dir || t->read_only ||
 	    !(o->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) || !o->file ||
 	    atomic_load(&o->file->nlocks) ||	/* the WRITE checks them first */
-	    !(dax = o->file->dax) || !(win = dax_window(dax, off, len))) {
+	    !(dax = o->file->dax) || !(win = dax_window(dax, off, len, true))) {
 		/* growth, or past the mapping: the copy path */
 		srv_open_put(o);
 		srv_tree_put(t);

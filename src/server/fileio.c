@@ -118,25 +118,46 @@ int srv_copy_range(struct srv_open *src, uint64_t src_off, struct srv_open *dst,
 	return done ? 0 : ret;
 }
 
-/* Called with the file's shard unlocked; opens of one inode race here. */
+/*
+ * Called with the file's shard unlocked, by every open that has data
+ * access; opens of one inode race here on several workers, under the
+ * file's own lock (never a process-wide one). The first maps the file
+ * from its own descriptor (read-only if that is all it has); the first
+ * writer makes the mapping writable. The store reopens those descriptors
+ * as their users (this runs in CREATE, as the tree's identity): it gets
+ * no access the kernel did not give one of them.
+ */
 int srv_file_attach_dax(struct srv_share *sh, struct srv_file *f, int fd)
 {
-	static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
 	char why[256];
 	struct stat st;
 	int ret = 0;
 
 	if (sh->store != SRV_STORE_DAX || f->is_dir)
 		return 0;
-	pthread_mutex_lock(&attach_lock);
-	if (f->dax_tried)
+	/* the common case: mapped already, and for writing */
+	if (atomic_load_explicit(&f->dax_done, memory_order_acquire) &&
+	    (!f->dax || f->dax == sh->devdax || dax_writable(f->dax)))
+		return 0;
+	pthread_mutex_lock(&f->dax_lock);
+	if (atomic_load_explicit(&f->dax_done, memory_order_relaxed)) {
+		if (f->dax && f->dax != sh->devdax) {
+			ret = dax_upgrade(f->dax, fd);
+			if (ret)
+				log_ratelimited(LOG_WARN, "[%s] %s: DAX mapping not made writable (%s); "
+						"writes go through the descriptor", sh->name, f->path,
+						strerror(-ret));
+			ret = 0;
+		}
 		goto out;
-	f->dax_tried = true;
+	}
 	if (sh->devdax) {
 		if (fstat(fd, &st))
 			ret = -errno;
 		else if (st.st_dev == sh->devdax_dev && st.st_ino == sh->devdax_ino)
 			f->dax = sh->devdax;
+		if (!ret)
+			atomic_store_explicit(&f->dax_done, true, memory_order_release);
 		goto out;
 	}
 	ret = dax_open(fd, &f->dax, why, sizeof(why));
@@ -146,8 +167,9 @@ int srv_file_attach_dax(struct srv_share *sh, struct srv_file *f, int fd)
 				sh->name, f->path, why);
 		ret = 0;
 	}
+	atomic_store_explicit(&f->dax_done, true, memory_order_release);
 out:
-	pthread_mutex_unlock(&attach_lock);
+	pthread_mutex_unlock(&f->dax_lock);
 	return ret;
 }
 
@@ -156,17 +178,22 @@ out:
  * offset, lengths and buffers are aligned (io_uring from the bounce
  * pool). -1 where the file system has no O_DIRECT (tmpfs).
  */
+struct direct_call {
+	struct srv_open *o;
+	bool write;
+};
+
 /* Opened again by name (the kernel checks it as it checked the open). */
 static int reopen_direct(void *arg)
 {
-	struct srv_open *o = arg;
+	struct direct_call *dc = arg;
+	struct srv_open *o = dc->o;
 	char path[4096];
 	struct stat a, b;
 	int fd = -1;
 
 	if (srv_file_path(o->file, path, sizeof(path)) ||
-	    (store_open(&o->share->root, path, O_RDWR | O_DIRECT, 0, &fd) &&
-	     store_open(&o->share->root, path, O_RDONLY | O_DIRECT, 0, &fd)))
+	    store_open(&o->share->root, path, (dc->write ? O_RDWR : O_RDONLY) | O_DIRECT, 0, &fd))
 		return -1;
 	/* only if the name still leads to the same file */
 	if (fstat(fd, &a) || fstat(o->fd, &b) || a.st_dev != b.st_dev ||
@@ -177,38 +204,48 @@ static int reopen_direct(void *arg)
 	return fd;
 }
 
+/*
+ * Each twin is opened once per file, by the first I/O that wants it;
+ * I/O that comes while it is being opened takes the buffered path. A
+ * read may use the read-write twin. No lock: the READ/WRITE path must
+ * not meet other files' I/O on one.
+ */
 int srv_file_direct_fd(struct srv_open *o, bool write)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct srv_file *f = o->file;
-	int fd;
+	struct direct_call dc = { o, write };
+	int expect = SRV_DIRECT_UNTRIED, fd;
 
 	if (!f || o->is_dir || o->path_only)
 		return -1;
-	pthread_mutex_lock(&lock);
-	if (!f->direct_tried) {
-		/*
-		 * As the open's user: /proc/self/fd would not do, a thread
-		 * acting as a user may not use it.
-		 */
-		f->direct_tried = true;
-		fd = srv_ident_run(o->ident, reopen_direct, o);
-		f->direct_fd = fd >= 0 ? fd : -1;
-	}
-	fd = f->direct_fd;
-	pthread_mutex_unlock(&lock);
-	if (fd >= 0 && write && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY)
+	if (atomic_load_explicit(&f->direct_state[write], memory_order_acquire) == SRV_DIRECT_DONE)
+		return f->direct_fd[write];
+	if (!write && atomic_load_explicit(&f->direct_state[1], memory_order_acquire) ==
+	    SRV_DIRECT_DONE && f->direct_fd[1] >= 0)
+		return f->direct_fd[1];
+	if (!atomic_compare_exchange_strong(&f->direct_state[write], &expect,
+					    SRV_DIRECT_OPENING))
 		return -1;
-	return fd;
+	/*
+	 * As the open's user: the server itself may not be allowed to open
+	 * it (a user's 0600 file), and must not be where the user is not.
+	 */
+	fd = srv_ident_run(o->ident, reopen_direct, &dc);
+	f->direct_fd[write] = fd >= 0 ? fd : -1;
+	atomic_store_explicit(&f->direct_state[write], SRV_DIRECT_DONE, memory_order_release);
+	return f->direct_fd[write];
 }
 
 void srv_file_detach_dax(struct srv_share *sh, struct srv_file *f)
 {
-	if (f->direct_fd >= 0)
-		close(f->direct_fd);
-	f->direct_fd = -1;
 	struct dax_stats st;
+	int i;
 
+	for (i = 0; i < 2; i++) {
+		if (f->direct_fd[i] >= 0)
+			close(f->direct_fd[i]);
+		f->direct_fd[i] = -1;
+	}
 	if (f->dax && f->dax != sh->devdax) {
 		dax_get_stats(f->dax, &st);
 		atomic_fetch_add(&sh->dax_gone_mapped_written, st.mapped_bytes_written);

@@ -41,8 +41,9 @@ static struct srv_file *file_new(struct srv *srv, struct srv_share *sh, dev_t de
 	f->ino = ino;
 	f->is_dir = is_dir;
 	f->refs = 1;
-	f->direct_fd = -1;
+	f->direct_fd[0] = f->direct_fd[1] = -1;
 	pthread_mutex_init(&f->lock, NULL);
+	pthread_mutex_init(&f->dax_lock, NULL);
 	list_init(&f->opens);
 	list_init(&f->leases);
 	list_init(&f->waiters);
@@ -232,6 +233,7 @@ void srv_file_put(struct srv_file *f)
 		srv_dir_lease_break(f->srv, sh, f->path, NULL);
 	srv_file_detach_dax(sh, f);
 	srv_ident_put(&f->delete_ident);
+	pthread_mutex_destroy(&f->dax_lock);
 	pthread_mutex_destroy(&f->lock);
 	free(f->path);
 	free(f);

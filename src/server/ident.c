@@ -22,18 +22,25 @@
 #define SERIAL_UNKNOWN UINT64_MAX	/* a switch failed half-way */
 
 /*
- * What rdaxd keeps; everything else leaves the bounding set too.
- * CAP_DAC_READ_SEARCH only as root: the kernel lowers it while a thread's
- * fsuid is a user's and raises it again at fsuid 0 (the server itself,
- * or "force user = root"). A non-root process would hold it while acting
- * as anyone, so it is not kept there.
+ * What rdaxd keeps, and when; everything else leaves the bounding set
+ * too. CAP_DAC_READ_SEARCH only as root: the kernel lowers it while a
+ * thread's fsuid is a user's and raises it again at fsuid 0 (the server
+ * itself, or "force user = root"); a non-root process would hold it while
+ * acting as anyone. TCP listeners are bound before the drop, so binding
+ * port 445 needs CAP_NET_BIND_SERVICE after it only for an rdma://
+ * listener (rdma_cm checks it too, and RDMA descriptors must be opened
+ * after the drop). CAP_IPC_LOCK is for registered (pinned) RDMA memory.
  */
-static const struct { int cap; bool root_only; } kept_caps[] = {
-	{ CAP_SETUID, false },		/* fsuid of a session's user */
-	{ CAP_SETGID, false },		/* its fsgid and groups */
-	{ CAP_NET_BIND_SERVICE, false },	/* port 445 */
-	{ CAP_IPC_LOCK, false },	/* pinning RDMA buffers beyond memlock */
-	{ CAP_DAC_READ_SEARCH, true },	/* root reads what it serves */
+static const struct {
+	int cap;
+	unsigned int need;		/* SRV_IDENT_*, 0: always */
+	const char *name;
+} kept_caps[] = {
+	{ CAP_SETUID, 0, "setuid" },			/* fsuid of a session's user */
+	{ CAP_SETGID, 0, "setgid" },			/* its fsgid and groups */
+	{ CAP_DAC_READ_SEARCH, SRV_IDENT_ROOT, "dac_read_search" },
+	{ CAP_IPC_LOCK, SRV_IDENT_RDMA, "ipc_lock" },
+	{ CAP_NET_BIND_SERVICE, SRV_IDENT_RDMA_LOW_PORT, "net_bind_service" },
 };
 
 static bool switching;
@@ -53,6 +60,16 @@ struct srv_ident_thread {
 
 static __thread struct srv_ident_thread *my_ident_thread;
 static __thread bool is_ident_thread;
+/*
+ * With RDMA: the identity thread of threads that have none of their own
+ * (the control thread at shutdown, a worker whose own did not start),
+ * one caller at a time.
+ */
+static struct srv_ident_thread *shared_thread;
+static pthread_mutex_t shared_call = PTHREAD_MUTEX_INITIALIZER;
+/* srv_ident_run calls in progress on this thread, and the innermost's id */
+static __thread int run_depth;
+static __thread const struct srv_ident *run_id;
 static atomic_uint_fast64_t next_serial = 1;
 static __thread uint64_t cur_serial = SERIAL_SELF;
 /* the process's own identity, as it started */
@@ -60,6 +77,8 @@ static uid_t self_uid;
 static gid_t self_gid;
 static gid_t *self_groups;
 static int self_ngroups;
+
+static int ident_thread_new(struct srv_ident_thread **out);
 
 static int caps_get(struct __user_cap_data_struct d[2])
 {
@@ -93,9 +112,12 @@ static int last_cap(void)
 	return n;
 }
 
-int srv_ident_setup(bool rdma, char *why, size_t len)
+int srv_ident_setup(unsigned int needs, char *why, size_t len)
 {
 	struct __user_cap_data_struct d[2], keep[2] = { { 0 } };
+	bool rdma = needs & SRV_IDENT_RDMA;
+	char kept[160] = "";
+	size_t off = 0;
 	int i, n, ret;
 
 	self_uid = geteuid();
@@ -109,18 +131,20 @@ int srv_ident_setup(bool rdma, char *why, size_t len)
 		if (self_ngroups < 0)
 			self_ngroups = 0;
 	}
+	if (!self_uid)
+		needs |= SRV_IDENT_ROOT;
 	ret = caps_get(d);
 	if (ret)
 		return ret;
 	for (i = 0; i < (int)(sizeof(kept_caps) / sizeof(kept_caps[0])); i++) {
 		int c = kept_caps[i].cap;
 
-		if (kept_caps[i].root_only && self_uid)
+		if ((kept_caps[i].need & needs) != kept_caps[i].need || !cap_permitted(d, c))
 			continue;
-		if (cap_permitted(d, c)) {
-			keep[c / 32].permitted |= 1u << (c % 32);
-			keep[c / 32].effective |= 1u << (c % 32);
-		}
+		keep[c / 32].permitted |= 1u << (c % 32);
+		keep[c / 32].effective |= 1u << (c % 32);
+		off += (size_t)snprintf(kept + off, off < sizeof(kept) ? sizeof(kept) - off : 0,
+					" %s", kept_caps[i].name);
 	}
 	/* the bounding set first: dropping needs CAP_SETPCAP, still held */
 	n = last_cap();
@@ -133,17 +157,19 @@ int srv_ident_setup(bool rdma, char *why, size_t len)
 	switching = cap_permitted(keep, CAP_SETUID) &&
 		    cap_permitted(keep, CAP_SETGID);
 	delegate = rdma;
+	if (switching && delegate && !shared_thread) {
+		ret = ident_thread_new(&shared_thread);
+		if (ret)
+			return ret;
+	}
 	if (switching)
 		snprintf(why, len, "each session acts as its Unix user (fsuid, fsgid, groups "
-			 "per %s thread); capabilities kept: setuid setgid%s%s%s",
-			 rdma ? "worker's identity" : "worker",
-			 cap_permitted(keep, CAP_NET_BIND_SERVICE) ? " net_bind_service" : "",
-			 cap_permitted(keep, CAP_IPC_LOCK) ? " ipc_lock" : "",
-			 cap_permitted(keep, CAP_DAC_READ_SEARCH) ? " dac_read_search" : "");
+			 "per %s thread); capabilities kept:%s",
+			 rdma ? "worker's identity" : "worker", kept);
 	else
 		snprintf(why, len, "no CAP_SETUID/CAP_SETGID: every session acts as uid %u "
-			 "gid %u, the user rdaxd runs as", (unsigned int)self_uid,
-			 (unsigned int)self_gid);
+			 "gid %u, the user rdaxd runs as; capabilities kept:%s",
+			 (unsigned int)self_uid, (unsigned int)self_gid, kept[0] ? kept : " none");
 	return 0;
 }
 
@@ -275,7 +301,8 @@ int srv_ident_force(const struct srv_ident *base, const struct srv_ident *user,
 	bool add;
 	int ret;
 
-	if (gid == (gid_t)-1 || (only_member && !srv_ident_in_group(base, gid)))
+	/* Samba's rule: "+group" asks the user the share acts as, forced or not */
+	if (gid == (gid_t)-1 || (only_member && !srv_ident_in_group(who, gid)))
 		gid = who->gid;
 	add = !srv_ident_in_group(who, gid);
 	ret = ident_alloc(who->name, who->uid, gid, who->ngroups + add, who->groups, &id);
@@ -329,22 +356,36 @@ int srv_ident_enter(const struct srv_ident *id)
 	return ret;
 }
 
-int srv_ident_run(const struct srv_ident *id, int (*fn)(void *), void *arg)
+/*
+ * fn(arg) as id on this thread. A call inside another (a handler that
+ * drops the last reference to a delete-pending file unlinks it as the
+ * user who asked) gives the outer call its identity back afterwards.
+ */
+static int run_here(const struct srv_ident *id, int (*fn)(void *), void *arg)
 {
-	struct srv_ident_thread *t = my_ident_thread;
+	const struct srv_ident *outer = run_id;
+	bool nested = run_depth > 0;
 	int ret;
 
-	if (!switching)
-		return fn(arg);
-	if (!delegate || is_ident_thread) {
-		ret = srv_ident_enter(id);
-		return ret ? ret : fn(arg);
-	}
-	if (!t) {
-		/* a thread that drives RDMA and has no identity thread: a bug */
-		log_ratelimited(LOG_ERR, "no identity thread to act as %s", id ? id->name : "rdaxd");
-		return -EPERM;
-	}
+	ret = srv_ident_enter(id);
+	if (ret)
+		return ret;
+	run_id = id;
+	run_depth++;
+	ret = fn(arg);
+	run_depth--;
+	run_id = outer;
+	if (nested && srv_ident_enter(outer))
+		log_ratelimited(LOG_ERR, "cannot act as %s again after %s", outer ? outer->name : "rdaxd",
+				id ? id->name : "rdaxd");
+	return ret;
+}
+
+static int hand_over(struct srv_ident_thread *t, const struct srv_ident *id,
+		     int (*fn)(void *), void *arg)
+{
+	int ret;
+
 	pthread_mutex_lock(&t->lock);
 	t->id = id;
 	t->fn = fn;
@@ -358,10 +399,29 @@ int srv_ident_run(const struct srv_ident *id, int (*fn)(void *), void *arg)
 	return ret;
 }
 
+int srv_ident_run(const struct srv_ident *id, int (*fn)(void *), void *arg)
+{
+	int ret;
+
+	if (!switching)
+		return fn(arg);
+	if (!delegate || is_ident_thread)
+		return run_here(id, fn, arg);
+	if (my_ident_thread)
+		return hand_over(my_ident_thread, id, fn, arg);
+	if (!shared_thread) {
+		log_ratelimited(LOG_ERR, "no identity thread to act as %s", id ? id->name : "rdaxd");
+		return -EPERM;
+	}
+	pthread_mutex_lock(&shared_call);
+	ret = hand_over(shared_thread, id, fn, arg);
+	pthread_mutex_unlock(&shared_call);
+	return ret;
+}
+
 static void *ident_thread_main(void *arg)
 {
 	struct srv_ident_thread *t = arg;
-	int ret;
 
 	is_ident_thread = true;
 	/* the handlers it runs look up the state tables (RCU readers) */
@@ -373,8 +433,7 @@ static void *ident_thread_main(void *arg)
 		if (t->stop)
 			break;
 		/* the worker waits: what fn touches is ours until we answer */
-		ret = srv_ident_enter(t->id);
-		t->ret = ret ? ret : t->fn(t->arg);
+		t->ret = run_here(t->id, t->fn, t->arg);
 		t->pending = false;
 		pthread_cond_broadcast(&t->cond);
 	}
@@ -383,14 +442,11 @@ static void *ident_thread_main(void *arg)
 	return NULL;
 }
 
-int srv_ident_thread_start(struct srv_ident_thread **out)
+static int ident_thread_new(struct srv_ident_thread **out)
 {
 	struct srv_ident_thread *t;
 	int ret;
 
-	*out = NULL;
-	if (!switching || !delegate)
-		return 0;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
@@ -403,9 +459,21 @@ int srv_ident_thread_start(struct srv_ident_thread **out)
 		free(t);
 		return ret;
 	}
-	my_ident_thread = t;
 	*out = t;
 	return 0;
+}
+
+int srv_ident_thread_start(struct srv_ident_thread **out)
+{
+	int ret;
+
+	*out = NULL;
+	if (!switching || !delegate)
+		return 0;
+	ret = ident_thread_new(out);
+	if (!ret)
+		my_ident_thread = *out;
+	return ret;
 }
 
 void srv_ident_thread_stop(struct srv_ident_thread **tp)
@@ -425,4 +493,12 @@ void srv_ident_thread_stop(struct srv_ident_thread **tp)
 		my_ident_thread = NULL;
 	free(t);
 	*tp = NULL;
+}
+
+void srv_ident_cleanup(void)
+{
+	srv_ident_thread_stop(&shared_thread);
+	free(self_groups);
+	self_groups = NULL;
+	self_ngroups = 0;
 }

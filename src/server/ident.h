@@ -39,13 +39,20 @@ struct srv_ident {
 	gid_t groups[];			/* supplementary groups, gid included */
 };
 
+/* What the server needs, for srv_ident_setup (ROOT is found by itself). */
+#define SRV_IDENT_RDMA		0x1	/* an rdma:// listener: identity threads, CAP_IPC_LOCK */
+#define SRV_IDENT_RDMA_LOW_PORT	0x2	/* one on a port below 1024: CAP_NET_BIND_SERVICE */
+#define SRV_IDENT_ROOT		0x4	/* started as root: CAP_DAC_READ_SEARCH */
+
 /*
- * Once, on the main thread before any worker starts: keep only the
- * capabilities rdaxd needs (CAP_SETUID, CAP_SETGID, CAP_NET_BIND_SERVICE,
- * CAP_IPC_LOCK) and decide whether identities are switched. why says
- * what was decided, for the log.
+ * Once, on the main thread before any worker starts and before any RDMA
+ * descriptor is opened, after the TCP listeners are bound: keep only the
+ * capabilities rdaxd needs (CAP_SETUID, CAP_SETGID; CAP_DAC_READ_SEARCH
+ * as root; CAP_IPC_LOCK with RDMA; CAP_NET_BIND_SERVICE for an rdma://
+ * listener below port 1024) and decide whether identities are switched.
+ * why says what was decided, for the log.
  */
-int srv_ident_setup(bool rdma, char *why, size_t len);
+int srv_ident_setup(unsigned int needs, char *why, size_t len);
 /* Identities are switched (rdaxd holds CAP_SETUID and CAP_SETGID). */
 bool srv_ident_switching(void);
 
@@ -60,7 +67,8 @@ int srv_ident_self(struct srv_ident **out);
  * base as seen on a share with "force user" (user, may be NULL: base's
  * uid and groups stay) and "force group" (gid, or (gid_t)-1: none). With
  * only_member ("force group = +name"), the group is forced only when
- * the user is already a member of it.
+ * the user the share acts as (user if forced, else base) is already a
+ * member of it, as in Samba.
  */
 int srv_ident_force(const struct srv_ident *base, const struct srv_ident *user,
 		    gid_t gid, bool only_member, struct srv_ident **out);
@@ -82,7 +90,11 @@ void srv_ident_put(struct srv_ident **id);
  */
 int srv_ident_enter(const struct srv_ident *id);
 
-/* fn(arg) acting as id: in this thread, or on its identity thread. */
+/*
+ * fn(arg) acting as id: in this thread, or on its identity thread (a
+ * thread without one, such as the control thread: on a shared one). A
+ * call inside another's fn gives the outer its identity back after.
+ */
 int srv_ident_run(const struct srv_ident *id, int (*fn)(void *), void *arg);
 
 /*
@@ -92,5 +104,8 @@ int srv_ident_run(const struct srv_ident *id, int (*fn)(void *), void *arg);
 struct srv_ident_thread;
 int srv_ident_thread_start(struct srv_ident_thread **out);
 void srv_ident_thread_stop(struct srv_ident_thread **t);
+
+/* At the end, after the workers: the shared identity thread goes. */
+void srv_ident_cleanup(void);
 
 #endif

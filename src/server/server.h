@@ -98,6 +98,8 @@ struct srv_share {
 	char store_why[640];
 	enum srv_rung rung_want, rung;
 	char rung_why[700];
+	/* made before the capability drop, for the ladder's direct probe */
+	struct dax_file *rung_probe;
 	/* "dax device": a device-DAX namespace served as one file */
 	char dax_device[256];
 	char dax_name[256];		/* its name in the share ("dax0.1") */
@@ -204,11 +206,20 @@ struct srv_file {
 	int nbreaking;			/* oplocks and leases breaking */
 	struct list_head brk_link;	/* srv.breaking (brk_lock) */
 	bool on_brk_list;		/* brk_lock */
-	struct dax_file *dax;		/* DAX store: the file's mapping */
-	bool dax_tried;
-	int direct_fd;			/* O_DIRECT twin for aligned I/O, or -1 */
-	bool direct_tried;
+	/*
+	 * DAX store: the file's mapping, made by the first open that is not
+	 * attributes-only and made writable by the first writer (dax_lock,
+	 * this file's own; dax_done once the first attempt is over).
+	 */
+	pthread_mutex_t dax_lock;
+	struct dax_file *dax;
+	atomic_bool dax_done;
+	/* O_DIRECT twins for aligned I/O, read-only [0] and read-write [1] */
+	int direct_fd[2];		/* or -1 */
+	atomic_int direct_state[2];	/* SRV_DIRECT_* */
 };
+
+enum { SRV_DIRECT_UNTRIED, SRV_DIRECT_OPENING, SRV_DIRECT_DONE };
 
 /*
  * The state that SMB3 lets outlive a connection or span several lives in
@@ -1028,8 +1039,14 @@ void srv_file_detach_dax(struct srv_share *sh, struct srv_file *f);
 /* Choose a share's store at start; errors go to stderr. */
 int srv_store_select(struct srv_share *sh);
 void srv_store_release(struct srv_share *sh);
-/* Choose each share's registration rung once RDMA listeners exist. */
+/*
+ * The registration ladder. Before the capability drop (as root, any
+ * share root), a probe file per DAX share; once RDMA listeners exist,
+ * each share's rung; the probes go with srv_ladder_done.
+ */
+void srv_ladder_prepare(struct srv *s);
 int srv_ladder_select(struct srv *s);
+void srv_ladder_done(struct srv *s);
 const char *srv_rung_name(enum srv_rung r);
 /* NUMA: choose the workers' node (before they start); bind a worker. */
 int srv_numa_plan(struct srv *s);

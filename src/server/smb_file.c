@@ -724,7 +724,7 @@ static int read_from_mapping(struct srv_req *req, struct srv_open *o,
 	    rb->hold_dax || (s && s->have_key &&
 			     (s->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED)))
 		return 1;
-	win = dax_window(dax, r->offset, r->length);
+	win = dax_window(dax, r->offset, r->length, false);
 	if (!win)
 		return 1;		/* past the mapped part or EOF: the copy path */
 	if (srv_req_room(req, 16)) {

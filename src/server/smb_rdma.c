@@ -251,7 +251,7 @@ static int rio_zero_copy(struct srv_rio *io)
 	if ((sh->rung != SRV_RUNG_DIRECT && sh->rung != SRV_RUNG_ODP) || !dax ||
 	    io->o->is_dir || sh->idx >= d->nshare_mr || !(mr = d->share_mr[sh->idx]))
 		return 0;
-	io->win = dax_window(dax, io->offset, io->length);
+	io->win = dax_window(dax, io->offset, io->length, io->write);
 	if (!io->win)
 		return 0;
 	io->sge[0].addr = io->win;
@@ -528,17 +528,61 @@ static bool dev_odp(struct ibv_context *v, char *why, size_t len)
 	return true;
 }
 
+/*
+ * A 2 MiB unnamed file in each DAX share, mapped as files are, for
+ * dev_direct. Made at start before the capability drop: rdaxd is then
+ * still allowed to write into a share root that belongs to a user (0755);
+ * afterwards, without CAP_DAC_OVERRIDE, it is not. A share without one
+ * (it could not be made) ends on the bounce or odp rung, with the reason.
+ */
+void srv_ladder_prepare(struct srv *s)
+{
+	char why[256];
+	int i, fd;
+
+	for (i = 0; i < s->cfg->nlisten && !s->cfg->listen[i].rdma; i++)
+		;
+	if (i == s->cfg->nlisten)
+		return;
+	for (i = 0; i < s->cfg->nshares; i++) {
+		struct srv_share *sh = s->cfg->shares[i];
+
+		if (sh->ipc || sh->store != SRV_STORE_DAX || sh->devdax ||
+		    sh->rung_want == SRV_RUNG_BOUNCE)
+			continue;
+		fd = openat(sh->root.fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			pr_warn("share [%s]: no registration probe file in %s: %s", sh->name,
+				sh->path, strerror(errno));
+			continue;
+		}
+		if (ftruncate(fd, 2 << 20))
+			pr_warn("share [%s]: sizing the registration probe file: %s", sh->name,
+				strerror(errno));
+		else if (dax_open(fd, &sh->rung_probe, why, sizeof(why)))
+			pr_warn("share [%s]: mapping the registration probe file: %s", sh->name, why);
+		close(fd);
+	}
+}
+
+void srv_ladder_done(struct srv *s)
+{
+	int i;
+
+	for (i = 0; i < s->cfg->nshares; i++)
+		dax_close(&s->cfg->shares[i]->rung_probe);
+}
+
 /* Can the NIC take the share's file memory as a plain (pinned) MR? */
 static bool dev_direct(struct srv_share *sh, struct ibv_context *v, char *why,
 		       size_t len)
 {
-	struct dax_file *probe = NULL;
+	struct dax_file *probe = sh->rung_probe;
 	struct ibv_mr *mr = NULL;
 	struct ibv_pd *pd;
-	char dwhy[256];
 	size_t mlen = 0;
 	void *addr = NULL;
-	int fd, e = 0;
+	int e = 0;
 
 	if (sh->store != SRV_STORE_DAX) {
 		snprintf(why, len, "posix store: data passes through the registered bounce pool");
@@ -552,15 +596,9 @@ static bool dev_direct(struct srv_share *sh, struct ibv_context *v, char *why,
 	}
 	if (sh->devdax) {
 		addr = dax_base(sh->devdax, &mlen);
-	} else {
-		/* a 2 MiB unnamed file in the share, mapped as files are */
-		fd = openat(sh->root.fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-		if (fd >= 0 && !ftruncate(fd, 2 << 20) && !dax_open(fd, &probe, dwhy, sizeof(dwhy))) {
-			mlen = 2 << 20;
-			addr = dax_window(probe, 0, mlen);
-		}
-		if (fd >= 0)
-			close(fd);
+	} else if (probe) {
+		mlen = 2 << 20;
+		addr = dax_window(probe, 0, mlen, true);
 	}
 	if (addr) {
 		mr = ibv_reg_mr(pd, addr, mlen, IBV_ACCESS_LOCAL_WRITE);
@@ -577,10 +615,8 @@ static bool dev_direct(struct srv_share *sh, struct ibv_context *v, char *why,
 	} else {
 		snprintf(why, len, "cannot map a probe file in %.200s", sh->path);
 	}
-	if (probe) {
+	if (probe && addr)
 		dax_window_put(probe);
-		dax_close(&probe);
-	}
 	ibv_dealloc_pd(pd);
 	return mr != NULL;
 }

@@ -350,14 +350,18 @@ void srv_worker_stop(struct srv_worker *w)
 /* Decide how sessions act on files; say so, and what a share cannot do. */
 static int srv_identities(struct srv *s)
 {
+	unsigned int needs = 0;
 	char why[300];
-	bool rdma = false;
 	int i, ret;
 
-
-	for (i = 0; i < s->cfg->nlisten; i++)
-		rdma |= s->cfg->listen[i].rdma;
-	ret = srv_ident_setup(rdma, why, sizeof(why));
+	for (i = 0; i < s->cfg->nlisten; i++) {
+		if (!s->cfg->listen[i].rdma)
+			continue;
+		needs |= SRV_IDENT_RDMA;
+		if (s->cfg->listen[i].port < 1024)
+			needs |= SRV_IDENT_RDMA_LOW_PORT;
+	}
+	ret = srv_ident_setup(needs, why, sizeof(why));
 	if (ret) {
 		pr_err("capabilities: %s", strerror(-ret));
 		return ret;
@@ -414,31 +418,13 @@ int srv_new(struct srv_config *cfg, struct srv **out)
 	ret = srv_logon_init(s);
 	if (ret)
 		goto out_state;
-	/*
-	 * Capabilities first: RDMA descriptors work only with the
-	 * credentials they were opened with, and dropping capabilities
-	 * makes new ones. Before any worker: capabilities are per thread.
-	 */
-	ret = srv_identities(s);
-	if (ret)
-		goto out_close;
+	/* TCP sockets do not mind the capability drop: bind them first */
 	for (i = 0; i < cfg->nlisten; i++) {
 		struct srv_listen *l = &cfg->listen[i];
 		int fd;
 
-		if (l->rdma) {
-			ret = smbd_listen(l->addr, l->port, 512,
-					  &s->rdma_listen[s->nrdma_listen]);
-			if (ret) {
-				pr_err("listen rdma://%s:%u: %s%s", l->addr, l->port,
-				       strerror(-ret), ret == -ENODEV || ret == -EADDRNOTAVAIL ?
-				       " (no RDMA device on that address?)" : "");
-				goto out_close;
-			}
-			s->nrdma_listen++;
-			pr_notice("listening on rdma://%s:%u (SMB-Direct)", l->addr, l->port);
+		if (l->rdma)
 			continue;
-		}
 		fd = tcp_listen(l->addr, l->port, 512);
 		if (fd < 0) {
 			ret = fd;
@@ -448,7 +434,33 @@ int srv_new(struct srv_config *cfg, struct srv **out)
 		s->listen_fds[s->nlisten_fds++] = fd;
 		pr_notice("listening on tcp://%s:%u", l->addr, l->port);
 	}
+	/* a file in a share root that may be a user's: while rdaxd may */
+	srv_ladder_prepare(s);
+	/*
+	 * Then the capabilities: RDMA descriptors work only with the
+	 * credentials they were opened with, and dropping capabilities
+	 * makes new ones. Before any worker: capabilities are per thread.
+	 */
+	ret = srv_identities(s);
+	if (ret)
+		goto out_close;
+	for (i = 0; i < cfg->nlisten; i++) {
+		struct srv_listen *l = &cfg->listen[i];
+
+		if (!l->rdma)
+			continue;
+		ret = smbd_listen(l->addr, l->port, 512, &s->rdma_listen[s->nrdma_listen]);
+		if (ret) {
+			pr_err("listen rdma://%s:%u: %s%s", l->addr, l->port,
+			       strerror(-ret), ret == -ENODEV || ret == -EADDRNOTAVAIL ?
+			       " (no RDMA device on that address?)" : "");
+			goto out_close;
+		}
+		s->nrdma_listen++;
+		pr_notice("listening on rdma://%s:%u (SMB-Direct)", l->addr, l->port);
+	}
 	ret = srv_ladder_select(s);
+	srv_ladder_done(s);
 	if (ret)
 		goto out_close;
 	for (i = 0; i < cfg->nshares; i++) {
@@ -500,7 +512,9 @@ out_close:
 		close(s->listen_fds[i]);
 	for (i = 0; i < s->nrdma_listen; i++)
 		smbd_listener_close(&s->rdma_listen[i]);
+	srv_ladder_done(s);
 	srv_ident_put(&s->self_ident);
+	srv_ident_cleanup();
 	srv_logon_free(s);
 out_state:
 	srv_state_thread_leave();
@@ -724,6 +738,7 @@ void srv_free(struct srv **sp)
 	for (i = 0; i < s->nrdma_listen; i++)
 		smbd_listener_close(&s->rdma_listen[i]);
 	srv_ident_put(&s->self_ident);
+	srv_ident_cleanup();
 	srv_logon_free(s);
 	srv_durable_free(s);
 	srv_state_thread_leave();

@@ -159,116 +159,270 @@ static int parse_line(struct usermap *m, char *text, int lineno, const char *pat
 	return 0;
 }
 
-/* Every Unix name and group must exist, now rather than at a logon. */
-static int check_names(struct usermap *m, const char *path, char *err, size_t errlen)
+/* A name to look up, and the first line that uses it. */
+struct lookup {
+	const char *name;
+	int lineno;
+	struct map_name *group;		/* a group name, else a Unix user */
+};
+
+static int lookup_cmp(const void *a, const void *b)
 {
-	int i, j, ret;
+	const struct lookup *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
 
-	for (i = 0; i < m->nlines; i++) {
-		struct map_line *l = &m->lines[i];
-		struct srv_ident *id = NULL;
-
-		ret = srv_ident_lookup(l->unix_name, &id);
-		srv_ident_put(&id);
-		if (ret == -ENOENT) {
-			set_err(err, errlen, path, l->lineno, "no Unix user '%s'%s", l->unix_name, "");
-			return -EINVAL;
-		}
-		if (ret)
-			return ret;
-		for (j = 0; j < l->nnames; j++) {
-			struct map_name *n = &l->names[j];
-			struct group gr, *res = NULL;
-			char buf[16384];
-
-			if (n->kind != MAP_GROUP)
-				continue;
-			if (getgrnam_r(n->s, &gr, buf, sizeof(buf), &res) || !res) {
-				set_err(err, errlen, path, l->lineno, "no Unix group '%s'%s", n->s, "");
-				return -EINVAL;
-			}
-			n->gid = res->gr_gid;
-		}
-	}
-	return 0;
+	return c ? c : x->lineno - y->lineno;
 }
 
-/* A name maps to another that maps back (explicit names only). */
+/*
+ * Every Unix name and group must exist, now rather than at a logon. Each
+ * distinct name is asked of the system once (a large map repeats a few
+ * accounts), and the first line with one that does not exist is named.
+ */
+static int check_names(struct usermap *m, const char *path, char *err, size_t errlen)
+{
+	struct lookup *u = NULL, *g = NULL;
+	int nu = 0, ng = 0, i, j, k, bad_line = 0, ret = 0;
+	const char *bad = NULL, *what = NULL;
+
+	u = calloc((size_t)m->nlines + 1, sizeof(*u));
+	for (i = 0; i < m->nlines; i++)
+		ng += m->lines[i].nnames;
+	g = calloc((size_t)ng + 1, sizeof(*g));
+	if (!u || !g) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ng = 0;
+	for (i = 0; i < m->nlines; i++) {
+		u[nu++] = (struct lookup){ m->lines[i].unix_name, m->lines[i].lineno, NULL };
+		for (j = 0; j < m->lines[i].nnames; j++)
+			if (m->lines[i].names[j].kind == MAP_GROUP)
+				g[ng++] = (struct lookup){ m->lines[i].names[j].s,
+							   m->lines[i].lineno,
+							   &m->lines[i].names[j] };
+	}
+	qsort(u, (size_t)nu, sizeof(*u), lookup_cmp);
+	qsort(g, (size_t)ng, sizeof(*g), lookup_cmp);
+	for (i = 0; i < nu; i = j) {
+		struct srv_ident *id = NULL;
+
+		for (j = i + 1; j < nu && !strcmp(u[j].name, u[i].name); j++)
+			;
+		ret = srv_ident_lookup(u[i].name, &id);
+		srv_ident_put(&id);
+		if (ret == -ENOENT) {
+			if (!bad || u[i].lineno < bad_line) {
+				bad = u[i].name;
+				bad_line = u[i].lineno;
+				what = "no Unix user '%s'%s";
+			}
+			ret = 0;
+		} else if (ret) {
+			goto out;
+		}
+	}
+	for (i = 0; i < ng; i = j) {
+		struct group gr, *res = NULL;
+		char buf[16384];
+
+		for (j = i + 1; j < ng && !strcmp(g[j].name, g[i].name); j++)
+			;
+		if (getgrnam_r(g[i].name, &gr, buf, sizeof(buf), &res) || !res) {
+			if (!bad || g[i].lineno < bad_line) {
+				bad = g[i].name;
+				bad_line = g[i].lineno;
+				what = "no Unix group '%s'%s";
+			}
+			continue;
+		}
+		for (k = i; k < j; k++)
+			g[k].group->gid = res->gr_gid;
+	}
+	if (bad) {
+		set_err(err, errlen, path, bad_line, what, bad, "");
+		ret = -EINVAL;
+	}
+out:
+	free(g);
+	free(u);
+	return ret;
+}
+
+/*
+ * Names that map to each other in a loop (explicit names only): a cycle
+ * in the graph with an edge smbname -> unixname per name of each line.
+ * Names become node numbers by sorting; one depth-first walk with three
+ * colours finds a cycle in time linear in the edges (after the sort),
+ * however long the map, with its own stack (no recursion).
+ */
 struct edge {
-	const char *from, *to;
+	int from, to;			/* node numbers */
 	int lineno;
 };
 
-static int find_loop(const struct edge *e, int ne, int at, int *path, int depth,
-		     int maxdepth)
+enum { WHITE, GREY, BLACK };
+
+struct graph {
+	const char **names;		/* sorted, unique (case-insensitive) */
+	int nnodes;
+	struct edge *e;			/* by from, in file order within a node */
+	int ne;
+	int *first;			/* e[first[n] .. first[n + 1]) leave n */
+};
+
+static int name_cmp(const void *a, const void *b)
 {
-	int i, k;
+	return strcasecmp(*(const char *const *)a, *(const char *const *)b);
+}
 
-	for (i = 0; i < ne; i++) {
-		if (strcasecmp(e[i].from, e[at].to))
+static int node_of(const struct graph *g, const char *name)
+{
+	const char **p = bsearch(&name, g->names, (size_t)g->nnodes, sizeof(*g->names), name_cmp);
+
+	return (int)(p - g->names);
+}
+
+/* the cycle closed by edge e: from node e->to, round to e->to again */
+static void say_loop(const struct graph *g, const int *via, const struct edge *e,
+		     const char *path, char *err, size_t errlen)
+{
+	int chain[64], n = 0, k, off;
+	const struct edge *x = e;
+	char what[512];
+
+	/* walk back from the edge that closed it, along the edges taken */
+	while (n < 64) {
+		chain[n++] = (int)(x - g->e);
+		if (x->from == e->to)
+			break;
+		x = &g->e[via[x->from]];
+	}
+	off = snprintf(what, sizeof(what), "%s", g->names[e->to]);
+	for (k = n - 1; k >= 0 && off > 0 && (size_t)off < sizeof(what); k--)
+		off += snprintf(what + off, sizeof(what) - (size_t)off, " -> %s (line %d)",
+				g->names[g->e[chain[k]].to], g->e[chain[k]].lineno);
+	set_err(err, errlen, path, g->e[chain[n - 1]].lineno,
+		"names map to each other in a loop: %s%s", what, n == 64 ? " ..." : "");
+}
+
+/* One walk from start; -ELOOP (err set) when it finds a cycle. */
+static int walk(const struct graph *g, int start, char *colour, int *via, int *stack,
+		int *next, const char *path, char *err, size_t errlen)
+{
+	int sp = 0;
+
+	stack[sp++] = start;
+	colour[start] = GREY;
+	next[start] = g->first[start];
+	while (sp) {
+		int u = stack[sp - 1];
+
+		if (next[u] == g->first[u + 1]) {
+			colour[u] = BLACK;
+			sp--;
 			continue;
-		for (k = 0; k < depth; k++)
-			if (path[k] == i)
-				goto next;
-		path[depth] = i;
-		if (!strcasecmp(e[i].to, e[path[0]].from))
-			return depth + 1;
-		if (depth + 1 < maxdepth) {
-			int n = find_loop(e, ne, i, path, depth + 1, maxdepth);
-
-			if (n)
-				return n;
 		}
-next:
-		;
+		{
+			const struct edge *e = &g->e[next[u]++];
+			int v = e->to;
+
+			if (colour[v] == GREY) {
+				say_loop(g, via, e, path, err, errlen);
+				return -ELOOP;
+			}
+			if (colour[v] == WHITE) {
+				colour[v] = GREY;
+				via[v] = (int)(e - g->e);
+				next[v] = g->first[v];
+				stack[sp++] = v;
+			}
+		}
 	}
 	return 0;
 }
 
 static int check_loops(const struct usermap *m, const char *path, char *err, size_t errlen)
 {
-	struct edge *e = NULL;
-	int ne = 0, i, j, n, *chain, ret = 0;
+	struct graph g = { 0 };
+	struct edge *raw = NULL;
+	const char **from = NULL, **to = NULL;
+	int *via = NULL, *stack = NULL, *next = NULL, *fill = NULL;
+	char *colour = NULL;
+	int i, j, n = 0, ret = 0;
 
 	for (i = 0; i < m->nlines; i++)
-		ne += m->lines[i].nnames;
-	if (!ne)
+		n += m->lines[i].nnames;
+	if (!n)
 		return 0;
-	e = calloc((size_t)ne, sizeof(*e));
-	chain = calloc((size_t)ne + 1, sizeof(*chain));
-	if (!e || !chain) {
+	raw = calloc((size_t)n, sizeof(*raw));
+	from = calloc((size_t)n, sizeof(*from));
+	to = calloc((size_t)n, sizeof(*to));
+	g.names = calloc(2 * (size_t)n, sizeof(*g.names));
+	if (!raw || !from || !to || !g.names) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	ne = 0;
-	for (i = 0; i < m->nlines; i++)
+	/* the edges in file order, and every name they use */
+	for (i = 0; i < m->nlines; i++) {
 		for (j = 0; j < m->lines[i].nnames; j++) {
 			const struct map_name *nm = &m->lines[i].names[j];
 
-			if (nm->kind == MAP_NAME && strcasecmp(nm->s, m->lines[i].unix_name))
-				e[ne++] = (struct edge){ nm->s, m->lines[i].unix_name,
-							 m->lines[i].lineno };
-		}
-	for (i = 0; i < ne; i++) {
-		chain[0] = i;
-		n = find_loop(e, ne, i, chain, 1, ne);
-		if (n) {
-			char what[512];
-			int k, off;
-
-			off = snprintf(what, sizeof(what), "%s", e[chain[0]].from);
-			for (k = 0; k < n && off > 0 && (size_t)off < sizeof(what); k++)
-				off += snprintf(what + off, sizeof(what) - (size_t)off,
-						" -> %s (line %d)", e[chain[k]].to, e[chain[k]].lineno);
-			set_err(err, errlen, path, e[chain[0]].lineno,
-				"names map to each other in a loop: %s%s", what, "");
-			ret = -ELOOP;
-			goto out;
+			if (nm->kind != MAP_NAME || !strcasecmp(nm->s, m->lines[i].unix_name))
+				continue;
+			from[g.ne] = nm->s;
+			to[g.ne] = m->lines[i].unix_name;
+			raw[g.ne].lineno = m->lines[i].lineno;
+			g.names[g.nnodes++] = nm->s;
+			g.names[g.nnodes++] = m->lines[i].unix_name;
+			g.ne++;
 		}
 	}
+	if (!g.ne)
+		goto out;
+	qsort(g.names, (size_t)g.nnodes, sizeof(*g.names), name_cmp);
+	for (i = 1, j = 1; i < g.nnodes; i++)
+		if (strcasecmp(g.names[i], g.names[j - 1]))
+			g.names[j++] = g.names[i];
+	g.nnodes = j;
+	g.e = calloc((size_t)g.ne, sizeof(*g.e));
+	g.first = calloc((size_t)g.nnodes + 1, sizeof(*g.first));
+	fill = calloc((size_t)g.nnodes + 1, sizeof(*fill));
+	colour = calloc((size_t)g.nnodes, 1);
+	via = calloc((size_t)g.nnodes, sizeof(*via));
+	next = calloc((size_t)g.nnodes, sizeof(*next));
+	stack = calloc((size_t)g.nnodes, sizeof(*stack));
+	if (!g.e || !g.first || !fill || !colour || !via || !next || !stack) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* group the edges by their from node, keeping file order */
+	for (i = 0; i < g.ne; i++) {
+		raw[i].from = node_of(&g, from[i]);
+		raw[i].to = node_of(&g, to[i]);
+		g.first[raw[i].from + 1]++;
+	}
+	for (i = 0; i < g.nnodes; i++)
+		g.first[i + 1] += g.first[i];
+	memcpy(fill, g.first, sizeof(*fill) * ((size_t)g.nnodes + 1));
+	for (i = 0; i < g.ne; i++)
+		g.e[fill[raw[i].from]++] = raw[i];
+	/* walks start where the file's edges start, so the report reads in order */
+	for (i = 0; i < g.ne && !ret; i++)
+		if (colour[raw[i].from] == WHITE)
+			ret = walk(&g, raw[i].from, colour, via, stack, next, path, err, errlen);
 out:
-	free(chain);
-	free(e);
+	free(stack);
+	free(next);
+	free(via);
+	free(colour);
+	free(fill);
+	free(g.first);
+	free(g.e);
+	free(g.names);
+	free(to);
+	free(from);
+	free(raw);
 	return ret;
 }
 

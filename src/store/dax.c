@@ -4,6 +4,15 @@
  * every open of it; the server's workers use it concurrently: I/O takes
  * the file's lock shared, growing or shrinking the mapping takes it
  * exclusive.
+ *
+ * The store's descriptor is opened anew from an open's, with that open's
+ * access and by its caller (so by the same user, whom the kernel checks
+ * again): a file description of its own, which holds no one's locks. A
+ * file first opened read-only is mapped read-only; the first writer's
+ * descriptor replaces it, and the mapping is made again writable once
+ * nothing holds it. Until then writes take the descriptor (pwritev2 with
+ * RWF_DSYNC), which on a DAX file system reaches the memory the mapping
+ * shows.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +39,13 @@ struct dax_map {
 
 struct dax_file {
 	pthread_rwlock_t lock;
-	int fd;				/* our own O_RDWR descriptor */
+	int fd;				/* reopened from an open's descriptor */
+	bool fd_rw;			/* ... open read-write */
+	/* the read-only one a writer's replaced (in-flight I/O may name it) */
+	int ro_fd;
+	struct pmem2_source *ro_src;
+	atomic_bool map_rw;		/* the mapping may be written */
+	bool upgrade_pending;		/* map_rw once no window holds it */
 	bool device;			/* device DAX: fixed size, never remapped */
 	struct pmem2_source *src;
 	struct pmem2_vm_reservation *rsv;
@@ -54,6 +69,21 @@ struct dax_file {
 };
 
 /* libpmem2 returns -errno or its own PMEM2_E_* codes (far below) */
+/*
+ * fd opened again with access mode: a new file description (its OFD
+ * locks stay the opener's), checked by the kernel for the calling thread
+ * as any open is.
+ */
+static int reopen(int fd, int mode)
+{
+	char path[64];
+	int nfd;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	nfd = open(path, mode | O_CLOEXEC);
+	return nfd < 0 ? -errno : nfd;
+}
+
 static int pmem2_err(int ret)
 {
 	if (ret == PMEM2_E_GRANULARITY_NOT_SUPPORTED)
@@ -80,6 +110,8 @@ static int map_piece(struct dax_file *f, uint64_t to, char *why, size_t whylen)
 		return pmem2_err(ret);
 	pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_CACHE_LINE);
 	pmem2_config_set_sharing(cfg, PMEM2_SHARED);
+	pmem2_config_set_protection(cfg, atomic_load(&f->map_rw) ?
+				    PMEM2_PROT_READ | PMEM2_PROT_WRITE : PMEM2_PROT_READ);
 	pmem2_config_set_offset(cfg, f->mapped);
 	pmem2_config_set_length(cfg, to - f->mapped);
 	if (f->rsv)
@@ -198,26 +230,37 @@ static void maybe_grow(struct dax_file *f)
 
 int dax_open(int fd, struct dax_file **out, char *why, size_t whylen)
 {
-	char path[64];
 	struct dax_file *f;
 	struct stat st;
+	int ret, mode;
 	size_t sz;
-	int ret;
 
 	if (fstat(fd, &st))
 		return -errno;
 	if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
 		return -EINVAL;
+	mode = fcntl(fd, F_GETFL);
+	if (mode < 0)
+		return -errno;
+	mode &= O_ACCMODE;
+	if (mode == O_WRONLY) {
+		snprintf(why, whylen, "a write-only descriptor cannot be mapped");
+		return -EBADF;
+	}
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	pthread_rwlock_init(&f->lock, NULL);
 	f->device = S_ISCHR(st.st_mode);
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	f->fd = open(path, O_RDWR | O_CLOEXEC);
+	f->ro_fd = -1;
+	f->fd_rw = mode == O_RDWR;
+	atomic_init(&f->map_rw, f->fd_rw);
+	/* the opener's access, never more */
+	f->fd = reopen(fd, mode);
 	if (f->fd < 0) {
-		ret = -errno;
-		snprintf(why, whylen, "reopening read-write: %s", strerror(errno));
+		ret = f->fd;
+		snprintf(why, whylen, "reopening %s: %s", mode == O_RDWR ? "read-write" : "read-only",
+			 strerror(-ret));
 		goto out_free;
 	}
 	ret = pmem2_source_from_fd(&f->src, f->fd);
@@ -288,9 +331,84 @@ void dax_close(struct dax_file **fp)
 		pmem2_vm_reservation_delete(&f->rsv);
 	pmem2_source_delete(&f->src);
 	close(f->fd);
+	if (f->ro_src)
+		pmem2_source_delete(&f->ro_src);
+	if (f->ro_fd >= 0)
+		close(f->ro_fd);
 	pthread_rwlock_destroy(&f->lock);
 	free(f);
 	*fp = NULL;
+}
+
+/*
+ * A pending upgrade, once nothing holds the read-only pieces: map the
+ * file again, writable, below EOF. Exclusive lock held. A failure leaves
+ * less (or nothing) mapped: the descriptor serves the rest.
+ */
+static void finish_upgrade(struct dax_file *f)
+{
+	uint64_t size, to;
+
+	if (!f->upgrade_pending || atomic_load(&f->holds) || f->nretired)
+		return;
+	if (unmap_above(f, 0))
+		return;
+	f->upgrade_pending = false;
+	atomic_store(&f->map_rw, true);
+	if (file_size(f, &size))
+		return;
+	to = align_down(size < f->rsv_size ? size : f->rsv_size, f->align);
+	if (to && !fdatasync(f->fd))
+		map_piece(f, to, NULL, 0);
+}
+
+int dax_upgrade(struct dax_file *f, int fd)
+{
+	struct pmem2_source *src = NULL;
+	int nfd, mode, ret;
+
+	if (dax_writable(f))
+		return 0;
+	mode = fcntl(fd, F_GETFL);
+	if (mode < 0)
+		return -errno;
+	if ((mode & O_ACCMODE) != O_RDWR)
+		return 0;
+	nfd = reopen(fd, O_RDWR);
+	if (nfd < 0)
+		return nfd;
+	ret = pmem2_source_from_fd(&src, nfd);
+	if (ret) {
+		close(nfd);
+		return pmem2_err(ret);
+	}
+	pthread_rwlock_wrlock(&f->lock);
+	if (f->fd_rw) {
+		/* another writer came first */
+		pthread_rwlock_unlock(&f->lock);
+		pmem2_source_delete(&src);
+		close(nfd);
+		return 0;
+	}
+	f->ro_fd = f->fd;
+	f->ro_src = f->src;
+	f->fd = nfd;
+	f->src = src;
+	f->fd_rw = true;
+	f->upgrade_pending = true;
+	finish_upgrade(f);
+	pthread_rwlock_unlock(&f->lock);
+	return 0;
+}
+
+bool dax_writable(struct dax_file *f)
+{
+	bool rw;
+
+	pthread_rwlock_rdlock(&f->lock);
+	rw = f->fd_rw;
+	pthread_rwlock_unlock(&f->lock);
+	return rw;
 }
 
 int dax_probe(int dirfd, char *why, size_t whylen)
@@ -438,7 +556,11 @@ ssize_t dax_pwritev(struct dax_file *f, const struct iovec *iov, int n, uint64_t
 		pthread_rwlock_unlock(&f->lock);
 		return -ENOSPC;		/* a device is a fixed-size file */
 	}
-	if (off < f->mapped) {
+	if (!f->fd_rw) {
+		pthread_rwlock_unlock(&f->lock);
+		return -EBADF;		/* no writer opened it: a caller's bug */
+	}
+	if (off < f->mapped && atomic_load(&f->map_rw)) {
 		char *dst = f->base + off;
 
 		inmap = f->mapped - off < len ? f->mapped - off : len;
@@ -472,7 +594,7 @@ int dax_tail_fd(struct dax_file *f, uint64_t off)
 	if (f->device)
 		return -1;
 	pthread_rwlock_rdlock(&f->lock);
-	if (off >= f->mapped)
+	if (f->fd_rw && (off >= f->mapped || !atomic_load(&f->map_rw)))
 		fd = f->fd;
 	pthread_rwlock_unlock(&f->lock);
 	return fd;
@@ -493,6 +615,10 @@ int dax_truncate(struct dax_file *f, uint64_t size)
 	if (size > INT64_MAX)
 		return -EFBIG;
 	pthread_rwlock_wrlock(&f->lock);
+	if (!f->fd_rw) {
+		pthread_rwlock_unlock(&f->lock);
+		return -EBADF;
+	}
 	if (size < f->mapped)
 		ret = unmap_above(f, align_down(size, f->align));
 	if (!ret && ftruncate(f->fd, (off_t)size))
@@ -517,8 +643,11 @@ int dax_allocate(struct dax_file *f, uint64_t size)
 		return ret;
 	if (size > INT64_MAX)
 		return -EFBIG;
-	if (fallocate(f->fd, 0, 0, (off_t)size))
-		return -errno;
+	pthread_rwlock_rdlock(&f->lock);
+	ret = !f->fd_rw ? -EBADF : fallocate(f->fd, 0, 0, (off_t)size) ? -errno : 0;
+	pthread_rwlock_unlock(&f->lock);
+	if (ret)
+		return ret;
 	maybe_grow(f);
 	return 0;
 }
@@ -536,12 +665,13 @@ bool dax_is_device(const struct dax_file *f)
 	return f->device;
 }
 
-void *dax_window(struct dax_file *f, uint64_t off, size_t len)
+void *dax_window(struct dax_file *f, uint64_t off, size_t len, bool write)
 {
 	void *p = NULL;
 
 	pthread_rwlock_rdlock(&f->lock);
-	if (off <= f->mapped && len <= f->mapped - off) {
+	if (off <= f->mapped && len <= f->mapped - off &&
+	    (!write || atomic_load(&f->map_rw))) {
 		atomic_fetch_add(&f->holds, 1);
 		p = f->base + off;
 	}
@@ -554,8 +684,10 @@ void dax_window_put(struct dax_file *f)
 	if (atomic_fetch_sub(&f->holds, 1) != 1)
 		return;
 	pthread_rwlock_wrlock(&f->lock);
-	if (!atomic_load(&f->holds))
+	if (!atomic_load(&f->holds)) {
 		reap_retired(f);
+		finish_upgrade(f);
+	}
 	pthread_rwlock_unlock(&f->lock);
 }
 
@@ -570,6 +702,7 @@ void *dax_base(struct dax_file *f, size_t *len)
 void dax_persist(struct dax_file *f, const void *addr, size_t len)
 {
 	f->persist_fn(addr, len);
+	atomic_fetch_add(&f->mapped_written, len);
 }
 
 void dax_get_stats(struct dax_file *f, struct dax_stats *st)
@@ -577,6 +710,7 @@ void dax_get_stats(struct dax_file *f, struct dax_stats *st)
 	pthread_rwlock_rdlock(&f->lock);
 	st->mapped = f->mapped;
 	st->maps = f->nmaps;
+	st->map_writable = atomic_load(&f->map_rw);
 	pthread_rwlock_unlock(&f->lock);
 	st->gran = f->gran;
 	st->mapped_bytes_written = atomic_load(&f->mapped_written);

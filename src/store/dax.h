@@ -36,11 +36,25 @@ int dax_probe(int dirfd, char *why, size_t whylen);
 
 /*
  * Map the file open as fd (a regular file, or a device-DAX character
- * device, which is one fixed-size file). The store reopens it read-write
- * for itself; fd stays the caller's. why gets the reason on failure.
+ * device, which is one fixed-size file). The store opens fd again for
+ * itself with fd's access mode, as the calling thread: it gets no access
+ * the opener was not given, and a file description of its own. fd open
+ * read-write: the mapping is writable. Read-only: so is the mapping, and
+ * writes fail (-EBADF) until dax_upgrade brings a read-write descriptor.
+ * why gets the reason on failure.
  */
 int dax_open(int fd, struct dax_file **out, char *why, size_t whylen);
 void dax_close(struct dax_file **f);
+/*
+ * A writer's descriptor for a file mapped read-only (fd not read-write:
+ * nothing changes), reopened as in dax_open, so by the writer. Writes go
+ * through it at once; the mapping becomes
+ * writable as soon as no window holds it (now, or at the last
+ * dax_window_put). 0 or -errno.
+ */
+int dax_upgrade(struct dax_file *f, int fd);
+/* Writes work: the store holds a read-write descriptor. */
+bool dax_writable(struct dax_file *f);
 
 /* Reads stop at EOF; writes are persistent when they return. */
 ssize_t dax_preadv(struct dax_file *f, const struct iovec *iov, int n, uint64_t off);
@@ -53,10 +67,11 @@ bool dax_is_device(const struct dax_file *f);
 
 /*
  * Zero-copy access for the NIC: the address of [off, off + len) if it is
- * mapped, else NULL. The range stays mapped until dax_window_put, even
- * if the file is truncated meanwhile (the CPU then no longer uses it).
+ * mapped (writable too, for write), else NULL. The range stays mapped
+ * until dax_window_put, even if the file is truncated meanwhile (the CPU
+ * then no longer uses it).
  */
-void *dax_window(struct dax_file *f, uint64_t off, size_t len);
+void *dax_window(struct dax_file *f, uint64_t off, size_t len, bool write);
 void dax_window_put(struct dax_file *f);
 /* The whole fixed mapping of a device (for memory registration). */
 void *dax_base(struct dax_file *f, size_t *len);
@@ -75,8 +90,9 @@ struct dax_stats {
 	uint64_t mapped;		/* bytes mapped */
 	int maps;			/* pieces */
 	enum dax_gran gran;
-	uint64_t mapped_bytes_written;	/* through the mapping */
+	uint64_t mapped_bytes_written;	/* through the mapping (dax_persist too) */
 	uint64_t tail_bytes_written;	/* through pwritev2(RWF_DSYNC) */
+	bool map_writable;		/* mapped read-write (else read-only) */
 };
 
 void dax_get_stats(struct dax_file *f, struct dax_stats *st);

@@ -7,7 +7,10 @@
  * is checked afterwards by the caller), the other user's private file
  * and directory must stay refused, one's own must open.
  *
- *   identleak HOST PORT SHARE ROUNDS USER_A PWFILE_A USER_B PWFILE_B
+ *   identleak [--rdma] HOST PORT SHARE ROUNDS USER_A PWFILE_A USER_B PWFILE_B
+ *
+ * --rdma: over SMB-Direct (PORT is the rdma:// listener's), where rdaxd
+ * runs what needs an identity on each worker's identity thread.
  *
  * The share holds, made by the caller: USER_private (mode 0600) with the
  * contents "USER secret\n" and USER_dir/ (0700) for both users.
@@ -40,6 +43,7 @@ struct worker {
 static const char *host, *share;
 static unsigned int port;
 static int rounds;
+static bool rdma;
 
 static void bad(struct worker *w, const char *what, int ret, struct rdax_conn *c)
 {
@@ -82,7 +86,8 @@ static void *run(void *arg)
 	int i, ret;
 
 	if (rdax_cfg_new(&cfg) || rdax_cfg_set_password_file(cfg, u->pwfile) ||
-	    rdax_cfg_set_credentials(cfg, u->name, NULL)) {
+	    rdax_cfg_set_credentials(cfg, u->name, NULL) ||
+	    (rdma && rdax_cfg_set_transport(cfg, RDAX_TRANSPORT_RDMA))) {
 		bad(w, "config", -EINVAL, NULL);
 		goto out;
 	}
@@ -148,8 +153,14 @@ int main(int argc, char **argv)
 	struct user ua, ub;
 	int i, failures = 0, ops = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "--rdma")) {
+		rdma = true;
+		argv++;
+		argc--;
+	}
 	if (argc != 9) {
-		fprintf(stderr, "usage: identleak HOST PORT SHARE ROUNDS USER_A PWFILE_A USER_B PWFILE_B\n");
+		fprintf(stderr, "usage: identleak [--rdma] HOST PORT SHARE ROUNDS USER_A PWFILE_A "
+			"USER_B PWFILE_B\n");
 		return 2;
 	}
 	host = argv[1];
@@ -172,7 +183,7 @@ int main(int argc, char **argv)
 		failures += w[i].failures;
 		ops += w[i].ops;
 	}
-	printf("%d requests by %d threads of 2 users, %d wrong\n", ops,
-	       2 * THREADS_PER_USER, failures);
+	printf("%d requests by %d threads of 2 users over %s, %d wrong\n", ops,
+	       2 * THREADS_PER_USER, rdma ? "SMB-Direct" : "TCP", failures);
 	return failures ? 1 : 0;
 }

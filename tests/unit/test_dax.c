@@ -4,13 +4,16 @@
  * system with libpmem2's documented test switch PMEM2_FORCE_GRANULARITY
  * forcing cache-line persistence (CLWB/CLFLUSHOPT + fence on page-cache
  * memory). Exercises growth, the mapped/unmapped boundary, page-unaligned
- * tails, truncation, sparse files, allocation and concurrent users.
+ * tails, truncation, sparse files, allocation and concurrent users, and
+ * a file opened read-only first: mapped read-only, made writable by the
+ * first writer, and mapped by a user who may only read it.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "store/dax.h"
@@ -210,10 +213,10 @@ static void truncation(void)
 	T_ASSERT(!dax_is_device(f));
 	/* a window held across a truncate: retired, regrowth waits for it */
 	{
-		uint8_t *w = dax_window(f, 4096, 8192);
+		uint8_t *w = dax_window(f, 4096, 8192, true);
 
 		T_REQUIRE(w != NULL);
-		T_ASSERT(dax_window(f, 5 << 20, 1) == NULL);	/* beyond the mapping */
+		T_ASSERT(dax_window(f, 5 << 20, 1, false) == NULL);	/* beyond the mapping */
 		memset(w, 0x5a, 8192);
 		dax_persist(f, w, 8192);
 		T_EQ(rd(f, back, 8192, 4096), 8192);
@@ -236,6 +239,132 @@ static void truncation(void)
 	close(fd);
 	free(buf);
 	free(back);
+}
+
+/* a reader first, then a writer: read-only mapping, then writable */
+static void upgrade(void)
+{
+	uint8_t *buf = malloc(4 << 20), *back = malloc(4 << 20), *w;
+	struct dax_stats st;
+	struct dax_file *f;
+	char why[256];
+	int fd, ro, rw;
+
+	t_section("read-only first, then a writer");
+	fd = mkfile("up.bin");
+	fill(buf, 4 << 20, 9);
+	T_EQ(pwrite(fd, buf, 4 << 20, 0), 4 << 20);
+	close(fd);
+	ro = openat(dirfd_, "up.bin", O_RDONLY);
+	T_ASSERT(ro >= 0);
+	T_EQ(dax_open(ro, &f, why, sizeof(why)), 0);
+	T_ASSERT(!dax_writable(f));
+	dax_get_stats(f, &st);
+	T_ASSERT(!st.map_writable);
+	T_EQ(st.mapped, 4 << 20);
+	T_EQ(rd(f, back, 4 << 20, 0), 4 << 20);
+	T_MEMEQ(back, buf, 4 << 20);
+	/* nothing may write through a reader's descriptor */
+	T_EQ(wr(f, "x", 1, 0), -EBADF);
+	T_EQ(dax_truncate(f, 0), -EBADF);
+	T_EQ(dax_allocate(f, 8 << 20), -EBADF);
+	T_ASSERT(dax_window(f, 0, 4096, true) == NULL);
+	w = dax_window(f, 0, 4096, false);
+	T_ASSERT(w != NULL);
+	if (w)
+		T_MEMEQ(w, buf, 4096);
+	/* a read-only descriptor upgrades nothing */
+	T_EQ(dax_upgrade(f, ro), 0);
+	T_ASSERT(!dax_writable(f));
+	/* the writer: writes work at once, the mapping waits for the window */
+	rw = openat(dirfd_, "up.bin", O_RDWR);
+	T_ASSERT(rw >= 0);
+	T_EQ(dax_upgrade(f, rw), 0);
+	close(rw);			/* the store keeps its own */
+	T_ASSERT(dax_writable(f));
+	dax_get_stats(f, &st);
+	T_ASSERT(!st.map_writable);
+	memset(buf, 0xa5, 8192);
+	T_EQ(wr(f, buf, 8192, 0), 8192);
+	dax_get_stats(f, &st);
+	T_EQ(st.mapped_bytes_written, 0);	/* through the descriptor */
+	T_EQ(rd(f, back, 4 << 20, 0), 4 << 20);
+	T_MEMEQ(back, buf, 4 << 20);
+	if (w)
+		T_MEMEQ(w, buf, 4096);		/* the read-only window sees it */
+	dax_window_put(f);
+	dax_get_stats(f, &st);
+	T_ASSERT(st.map_writable);
+	T_EQ(st.mapped, 4 << 20);
+	memset(buf + 65536, 0x3c, 65536);
+	T_EQ(wr(f, buf + 65536, 65536, 65536), 65536);
+	dax_get_stats(f, &st);
+	T_EQ(st.mapped_bytes_written, 65536);	/* now through the mapping */
+	T_ASSERT(dax_window(f, 0, 4096, true) != NULL);
+	dax_window_put(f);
+	T_EQ(pread(ro, back, 4 << 20, 0), 4 << 20);
+	T_MEMEQ(back, buf, 4 << 20);
+	/* a second writer changes nothing */
+	rw = openat(dirfd_, "up.bin", O_RDWR);
+	T_EQ(dax_upgrade(f, rw), 0);
+	close(rw);
+	T_EQ(dax_truncate(f, 1 << 20), 0);
+	T_EQ(dax_size(f), 1 << 20);
+	dax_close(&f);
+	close(ro);
+	free(buf);
+	free(back);
+}
+
+/*
+ * A user who may only read a file maps it: a thread acting as nobody
+ * (fsuid, as rdaxd's workers act as users) opens root's 0644 file
+ * read-only; the store must not need more.
+ */
+static void *as_reader(void *arg)
+{
+	struct dax_file *f = NULL;
+	char why[256];
+	int *ret = arg, fd;
+
+	ret[0] = ret[1] = -1;
+	if (syscall(SYS_setfsuid, 65534) < 0 || syscall(SYS_setfsuid, -1) != 65534)
+		return NULL;
+	fd = openat(dirfd_, "reader.bin", O_RDWR);
+	ret[0] = fd < 0 ? -errno : 0;	/* the kernel refuses writing */
+	if (fd >= 0)
+		close(fd);
+	fd = openat(dirfd_, "reader.bin", O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	ret[1] = dax_open(fd, &f, why, sizeof(why));
+	if (ret[1])
+		printf("  dax_open as nobody: %s\n", why);
+	dax_close(&f);
+	close(fd);
+	return NULL;
+}
+
+static void reader_only(void)
+{
+	pthread_t th;
+	int ret[2], fd;
+
+	t_section("a user who may only read");
+	if (geteuid()) {
+		t_skip_case("read-only user", "switching fsuid needs root");
+		return;
+	}
+	fd = mkfile("reader.bin");
+	T_EQ(ftruncate(fd, 2 << 20), 0);
+	T_EQ(fchmod(fd, 0644), 0);
+	close(fd);
+	T_EQ(fchmod(dirfd_, 0755), 0);
+	pthread_create(&th, NULL, as_reader, ret);
+	pthread_join(th, NULL);
+	T_EQ(ret[0], -EACCES);
+	T_EQ(ret[1], 0);
+	unlinkat(dirfd_, "reader.bin", 0);
 }
 
 struct worker {
@@ -312,11 +441,14 @@ int main(void)
 	growth();
 	unaligned();
 	truncation();
+	upgrade();
+	reader_only();
 	concurrent();
 	unlinkat(dirfd_, "grow.bin", 0);
 	unlinkat(dirfd_, "tail.bin", 0);
 	unlinkat(dirfd_, "trunc.bin", 0);
 	unlinkat(dirfd_, "conc.bin", 0);
+	unlinkat(dirfd_, "up.bin", 0);
 	close(dirfd_);
 	if (rmdir(dir))
 		printf("warning: %s not empty\n", dir);
