@@ -89,6 +89,21 @@ int srv_brl_check_io(struct srv_open *o, uint64_t off, uint64_t len, bool write)
 	return ret;
 }
 
+int srv_brl_restore_locked(struct srv_open *o, uint64_t off, uint64_t len, bool excl)
+{
+	struct srv_brl *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	l->o = o;
+	l->offset = off;
+	l->length = len;
+	l->exclusive = excl;
+	list_add_tail(&l->link, &o->file->locks);
+	atomic_fetch_add(&o->file->nlocks, 1);
+	return 0;
+}
+
 static void brl_del(struct srv_file *f, struct srv_brl *e)
 {
 	list_del(&e->link);
@@ -141,6 +156,7 @@ static int brl_unlock(struct srv_open *o, const struct smb2_lock_req *r)
 	}
 	/* what was unlocked may let waiting locks and opens go on */
 	srv_file_wake_locked(f);
+	srv_durable_journal(o, true);
 	pthread_mutex_unlock(&f->lock);
 	return ret;
 }
@@ -206,6 +222,8 @@ static int brl_lock(struct srv_req *req, struct srv_open *o, const struct smb2_l
 	if (ret)
 		while (n)
 			brl_del(f, added[--n]);
+	else
+		srv_durable_journal(o, true);
 out_unlock:
 	pthread_mutex_unlock(&f->lock);
 	return ret;

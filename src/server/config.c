@@ -40,6 +40,7 @@ int srv_config_init(struct srv_config *cfg)
 	cfg->dir_leases = true;
 	cfg->numa_node = SRV_NUMA_AUTO;
 	strcpy(cfg->guest_account, "nobody");	/* Samba's default */
+	strcpy(cfg->state_dir, "/var/lib/rdax");
 	strcpy(cfg->netbios_name, "RDAX");
 	strcpy(cfg->workgroup, "WORKGROUP");
 	return 0;
@@ -349,6 +350,12 @@ static int global_param(struct ini_state *st, const char *name, const char *v)
 			return -EINVAL;
 		return 0;
 	}
+	if (!strcasecmp(name, "state directory")) {
+		if (*v != '/' || strlen(v) >= sizeof(cfg->state_dir))
+			return -EINVAL;
+		snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%s", v);
+		return 0;
+	}
 	if (!strcasecmp(name, "bind interfaces only"))
 		return parse_bool(v, &b);	/* listeners are explicit already */
 	if (!strcasecmp(name, "server multi channel support")) {
@@ -489,6 +496,18 @@ static int share_param(struct ini_state *st, const char *name, const char *v)
 			return -EINVAL;
 		sh->oplocks = b;
 		sh->oplocks_set = true;
+		return 0;
+	}
+	if (!strcasecmp(name, "continuous availability")) {
+		if (parse_bool(v, &b))
+			return -EINVAL;
+		sh->ca = b;
+		return 0;
+	}
+	if (!strcasecmp(name, "ca journal")) {
+		if (*v != '/' || strlen(v) >= sizeof(sh->ca_journal))
+			return -EINVAL;
+		snprintf(sh->ca_journal, sizeof(sh->ca_journal), "%s", v);
 		return 0;
 	}
 	if (!strcasecmp(name, "writable") || !strcasecmp(name, "writeable") ||
@@ -764,4 +783,14 @@ void srv_config_free(struct srv_config *cfg)
 	cfg->shares = NULL;
 	cfg->nshares = 0;
 	srv_ident_put(&cfg->guest_ident);
+}
+
+bool srv_config_has_ca(const struct srv_config *cfg)
+{
+	int i;
+
+	for (i = 0; i < cfg->nshares; i++)
+		if (cfg->shares[i]->ca)
+			return true;
+	return false;
 }

@@ -16,7 +16,10 @@
  *   caching closes it at once (srv_durable_purge).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,22 +54,40 @@ static void durable_close(struct srv_open *o)
 	srv_open_detached(o);
 }
 
-/* After the open was granted its caching: does it become durable? */
-void srv_durable_grant(struct srv_open *o, const struct srv_durable_req *d)
+/*
+ * After the open was granted its caching: does it become durable? A
+ * persistent handle ([MS-SMB2] 3.3.5.9.10) on a continuously available
+ * share needs no handle caching; it is journaled before the CREATE is
+ * answered. Elsewhere a durable open must hold handle caching.
+ */
+void srv_durable_grant(struct srv_req *req, struct srv_open *o, const struct srv_durable_req *d)
 {
+	bool persistent = d->persistent && d->v2 && o->share->ca && o->share->journal &&
+			  req->conn->dialect >= SMB2_DIALECT_300 &&
+			  req->conn->server_caps & SMB2_GLOBAL_CAP_PERSISTENT_HANDLES;
 	uint32_t state;
 
-	if (!d->want || o->is_dir || o->path_only || !o->file)
+	o->jslot = -1;
+	if (!d->want || o->path_only || !o->file || (o->is_dir && !persistent))
 		return;
 	pthread_mutex_lock(&o->file->lock);
 	state = o->lease ? o->lease->state : o->oplock;
 	pthread_mutex_unlock(&o->file->lock);
-	if (!(state & SMB2_LEASE_HANDLE))
+	if (!persistent && !(state & SMB2_LEASE_HANDLE))
 		return;
 	o->durable = true;
 	o->durable_v2 = d->v2;
 	o->durable_timeout = srv_durable_timeout(d);
 	memcpy(o->create_guid, d->create_guid, 16);
+	if (persistent) {
+		o->persistent_handle = true;
+		srv_durable_journal(o, false);
+		if (o->jslot < 0) {
+			/* not journaled: durable only if it could be anyway */
+			o->persistent_handle = false;
+			o->durable = state & SMB2_LEASE_HANDLE;
+		}
+	}
 }
 
 /*
@@ -240,6 +261,8 @@ int srv_durable_reconnect(struct srv_req *req, const struct srv_durable_req *d,
 	}
 	memcpy(o->client_guid, req->conn->client_guid, 16);
 	atomic_fetch_add(&srv->cst.durable_reconnects, 1);
+	/* a break that went nowhere while it was away goes to it now */
+	srv_oplock_reconnected(srv, o);
 	pr_notice("%s: durable open of %s reconnected (persistent 0x%llx)", req->conn->x->peer,
 		o->file ? o->file->path : "?", (unsigned long long)o->persistent);
 	*out = o;
@@ -247,4 +270,267 @@ int srv_durable_reconnect(struct srv_req *req, const struct srv_durable_req *d,
 out_put:
 	srv_open_put(o);
 	return ret;
+}
+
+/* ---- persistent handles on continuously available shares ---- */
+
+/* The journal record of o (its file's lock held). */
+static void jrec_fill(const struct srv_open *o, struct srv_jrec *r)
+{
+	struct srv_file *f = o->file;
+	struct list_head *pos;
+
+	memset(r, 0, sizeof(*r));
+	r->slot = o->jslot;
+	r->persistent = o->persistent;
+	memcpy(r->create_guid, o->create_guid, 16);
+	r->access = o->access;
+	r->share_access = o->share_access;
+	r->sharing = o->sharing;
+	r->timeout = o->durable_timeout;
+	r->dev = f->dev;
+	r->ino = f->ino;
+	r->is_dir = o->is_dir;
+	r->oplock = o->oplock;
+	memcpy(r->client_guid, o->client_guid, 16);
+	if (o->lease) {
+		r->has_lease = true;
+		memcpy(r->lease_key, o->lease->key, 16);
+		r->has_parent = o->lease->has_parent;
+		memcpy(r->parent_key, o->lease->parent_key, 16);
+		r->lease_version = o->lease->version;
+		r->lease_epoch = o->lease->epoch;
+		/* a break in flight is kept as its required end */
+		r->lease_state = o->lease->breaking ? o->lease->breaking_to_required :
+				 o->lease->state;
+	}
+	memcpy(r->lock_seq, o->lock_seq, 64);
+	snprintf(r->owner, sizeof(r->owner), "%s", o->owner);
+	snprintf(r->path, sizeof(r->path), "%s", f->path);
+	list_for_each(pos, &f->locks) {
+		struct srv_brl *l = list_entry(pos, struct srv_brl, link);
+
+		if (l->o != o)
+			continue;
+		if (r->nlocks == SRV_JREC_MAX_LOCKS) {
+			r->nlocks++;	/* too many: the write fails, loudly */
+			break;
+		}
+		r->locks[r->nlocks].offset = l->offset;
+		r->locks[r->nlocks].length = l->length;
+		r->locks[r->nlocks].exclusive = l->exclusive;
+		r->nlocks++;
+	}
+}
+
+void srv_durable_journal(struct srv_open *o, bool locked)
+{
+	struct srv_journal *j = o->share->journal;
+	struct srv_jrec *r;
+	int ret;
+
+	if (!o->persistent_handle || !j || !o->file)
+		return;
+	r = malloc(sizeof(*r));
+	if (!r) {
+		log_ratelimited(LOG_ERR, "[%s] ca journal: out of memory", o->share->name);
+		return;
+	}
+	if (!locked)
+		pthread_mutex_lock(&o->file->lock);
+	jrec_fill(o, r);
+	ret = srv_journal_put(j, r);
+	if (!ret)
+		o->jslot = r->slot;
+	if (!locked)
+		pthread_mutex_unlock(&o->file->lock);
+	if (ret)
+		log_ratelimited(LOG_ERR, "[%s] %s: persistent open not journaled: %s",
+				o->share->name, r->path, strerror(-ret));
+	free(r);
+}
+
+void srv_durable_journal_file(struct srv_file *f)
+{
+	struct list_head *pos;
+
+	pthread_mutex_lock(&f->lock);
+	list_for_each(pos, &f->opens) {
+		struct srv_open *o = list_entry(pos, struct srv_open, file_link);
+
+		if (o->persistent_handle)
+			srv_durable_journal(o, true);
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+void srv_durable_forget(struct srv_open *o)
+{
+	if (o->jslot < 0 || !o->share->journal)
+		return;
+	/* a clean stop keeps persistent opens for the next start */
+	if (o->srv && atomic_load(&o->srv->stopping))
+		return;
+	srv_journal_drop(o->share->journal, o->jslot);
+	o->jslot = -1;
+}
+
+struct restore_call {
+	struct srv_share *sh;
+	const struct srv_jrec *r;
+	int fd;
+};
+
+static int restore_open_file(void *arg)
+{
+	struct restore_call *rc = arg;
+	const struct srv_jrec *r = rc->r;
+	int flags = r->is_dir ? O_RDONLY | O_DIRECTORY :
+		    r->access & (FILE_WRITE_DATA | FILE_APPEND_DATA) ? O_RDWR : O_RDONLY;
+
+	return store_open(&rc->sh->root, r->path, flags | O_NONBLOCK | O_NOCTTY, 0, &rc->fd);
+}
+
+/*
+ * A journaled persistent open comes back after a restart: opened again
+ * as its owner, checked to be the same file, with its lease and locks,
+ * disconnected until its client reconnects or its time is up.
+ */
+static int restore_open(struct srv_share *sh, const struct srv_jrec *r, void *arg)
+{
+	struct srv *srv = arg;
+	struct restore_call rc = { sh, r, -1 };
+	struct srv_ident *id = NULL;
+	char unix_name[64];
+	struct srv_open *o;
+	struct srv_file *f;
+	struct stat st;
+	int i, ret;
+
+	ret = srv_logon_ident(srv, r->owner, false, &id, unix_name, sizeof(unix_name));
+	if (ret) {
+		pr_warn("[%s] ca journal: %s: owner %s has no account now: not restored",
+			sh->name, r->path, r->owner);
+		return ret;
+	}
+	ret = srv_ident_enter(id);
+	if (!ret)
+		ret = restore_open_file(&rc);
+	srv_ident_enter(NULL);
+	if (!ret && (fstat(rc.fd, &st) || st.st_dev != r->dev || st.st_ino != r->ino))
+		ret = -ESTALE;
+	if (ret) {
+		pr_warn("[%s] ca journal: %s: %s: not restored", sh->name, r->path,
+			ret == -ESTALE ? "not the same file any more" : strerror(-ret));
+		goto out_close;
+	}
+	if (!r->is_dir)
+		fcntl(rc.fd, F_SETFL, fcntl(rc.fd, F_GETFL) & ~O_NONBLOCK);
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		ret = -ENOMEM;
+		goto out_close;
+	}
+	o->fd = rc.fd;
+	o->srv = srv;
+	o->share = sh;
+	o->ident = id;
+	id = NULL;
+	o->is_dir = r->is_dir;
+	o->access = r->access;
+	o->share_access = r->share_access;
+	o->sharing = r->sharing;
+	memcpy(o->client_guid, r->client_guid, 16);
+	memcpy(o->lock_seq, r->lock_seq, 64);
+	memcpy(o->create_guid, r->create_guid, 16);
+	snprintf(o->owner, sizeof(o->owner), "%s", r->owner);
+	o->durable = o->durable_v2 = o->persistent_handle = true;
+	o->durable_timeout = r->timeout;
+	o->jslot = r->slot;
+	o->persistent = r->persistent;
+	f = srv_file_get(srv, sh, st.st_dev, st.st_ino, r->path, r->is_dir);
+	if (!f) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	o->file = f;
+	/* on DAX the open reads and writes through the mapping, as in CREATE */
+	if (!r->is_dir) {
+		ret = srv_ident_enter(o->ident);
+		if (!ret)
+			ret = srv_file_attach_dax(sh, f, o->fd);
+		srv_ident_enter(NULL);
+		if (ret)
+			goto out_put_file;
+	}
+	pthread_mutex_lock(&f->lock);
+	ret = srv_oplock_restore_locked(srv, o, r);
+	for (i = 0; !ret && i < r->nlocks; i++)
+		ret = srv_brl_restore_locked(o, r->locks[i].offset, r->locks[i].length,
+					     r->locks[i].exclusive);
+	if (!ret) {
+		list_add_tail(&o->file_link, &f->opens);
+		o->on_file = true;
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (ret)
+		goto out_put_file;
+	ret = srv_open_restore(srv, o);
+	if (ret) {
+		srv_open_leave_file(o);
+		goto out_put_file;
+	}
+	srv_durable_disconnect(srv, o);
+	pr_notice("[%s] %s: persistent open restored from the journal (persistent 0x%llx), %u s to reconnect",
+		  sh->name, r->path, (unsigned long long)r->persistent, r->timeout / 1000);
+	return 0;
+out_put_file:
+	srv_file_put(f);
+out_free:
+	srv_ident_put(&o->ident);
+	free(o);
+	return ret;
+out_close:
+	if (rc.fd >= 0)
+		close(rc.fd);
+	srv_ident_put(&id);
+	return ret;
+}
+
+int srv_durable_ca_start(struct srv *srv)
+{
+	struct srv_config *cfg = srv->cfg;
+	char path[4096];
+	int i, ret;
+
+	for (i = 0; i < cfg->nshares; i++) {
+		struct srv_share *sh = cfg->shares[i];
+
+		if (!sh->ca)
+			continue;
+		if (sh->ca_journal[0]) {
+			snprintf(path, sizeof(path), "%s", sh->ca_journal);
+		} else {
+			if ((size_t)snprintf(path, sizeof(path), "%s/ca-%s.journal",
+					     cfg->state_dir, sh->name) >= sizeof(path))
+				return -ENAMETOOLONG;
+			if (mkdir(cfg->state_dir, 0700) && errno != EEXIST) {
+				fprintf(stderr, "rdaxd: state directory %s: %s\n", cfg->state_dir,
+					strerror(errno));
+				return -errno;
+			}
+		}
+		ret = srv_journal_open(sh, path, &sh->journal, restore_open, srv);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void srv_durable_ca_stop(struct srv *srv)
+{
+	int i;
+
+	for (i = 0; i < srv->cfg->nshares; i++)
+		srv_journal_close(&srv->cfg->shares[i]->journal);
 }

@@ -342,8 +342,8 @@ bool srv_file_share_conflict_locked(struct srv_file *f, uint32_t access, uint32_
 	list_for_each(pos, &f->opens) {
 		struct srv_open *e = list_entry(pos, struct srv_open, file_link);
 
-		/* a disconnected durable open holds no share mode */
-		if (e->disconnected)
+		/* a disconnected durable open holds no share mode; a persistent one does */
+		if (e->disconnected && !e->persistent_handle)
 			continue;
 		if (share_conflict(e->sharing, e->share_access, access, share))
 			return true;

@@ -112,6 +112,25 @@ int srv_open_reattach(struct srv_session *s, struct srv_tree *t, struct srv_open
 	return 0;
 }
 
+int srv_open_restore(struct srv *srv, struct srv_open *o)
+{
+	uint64_t next = atomic_load(&srv->next_persistent);
+
+	/* later opens get persistent ids above every journaled one */
+	while (next < o->persistent &&
+	       !atomic_compare_exchange_weak(&srv->next_persistent, &next, o->persistent))
+		;
+	o->volatile_id = atomic_fetch_add(&srv->next_volatile, 1);
+	atomic_init(&o->refs, 1);	/* the table's */
+	atomic_init(&o->closed, false);
+	pthread_mutex_init(&o->dir_lock, NULL);
+	list_init(&o->sess_link);
+	rcu_read_lock();
+	cds_lfht_add(srv->opens, open_hash(o->volatile_id), &o->node);
+	rcu_read_unlock();
+	return 0;
+}
+
 struct srv_open *srv_open_get(struct srv_session *s, const struct smb2_fid *fid)
 {
 	struct srv_open *o = NULL;
@@ -167,6 +186,7 @@ void srv_open_leave_file(struct srv_open *o)
 	srv_file_wake_locked(f);
 	pthread_mutex_unlock(&f->lock);
 	srv_ident_put(&old);
+	srv_durable_forget(o);
 	/* a written file's close changes its directory (last write time) */
 	if (o->modified && !f->is_dir) {
 		char path[4096];

@@ -127,14 +127,30 @@ static void rcache_adjust(struct srv_file *f, uint32_t from, uint32_t to)
 
 static void oplock_set(struct srv_open *o, uint32_t bits)
 {
+	bool changed = o->oplock != bits;
+
 	rcache_adjust(o->file, o->oplock, bits);
 	o->oplock = bits;
+	if (changed && o->persistent_handle)
+		srv_durable_journal(o, true);
 }
 
 static void lease_set(struct srv_lease *l, uint32_t bits)
 {
+	struct list_head *pos;
+	bool changed = l->state != bits;
+
 	rcache_adjust(l->file, l->state, bits);
 	l->state = bits;
+	if (!changed)
+		return;
+	/* a persistent open's journal holds its lease's state */
+	list_for_each(pos, &l->opens) {
+		struct srv_open *o = list_entry(pos, struct srv_open, lease_link);
+
+		if (o->persistent_handle)
+			srv_durable_journal(o, true);
+	}
 }
 
 /* ---- the breaking list (the timer's) ---- */
@@ -504,7 +520,7 @@ int srv_oplock_open_locked(struct srv *srv, struct srv_file *f, struct srv_open 
 		if (same_lease(e, o->client_guid, lc))
 			continue;
 		et = open_state(e);
-		if (e->disconnected) {
+		if (e->disconnected && !e->persistent_handle) {
 			/*
 			 * It cannot hear a break: closed if it is in the way,
 			 * its sharing refusing this open included (the H break
@@ -625,6 +641,52 @@ size_t srv_lease_rsp(const struct srv_open *o, uint8_t *buf)
 	return smb2_lease_ctx_encode(buf, &lc);
 }
 
+/* A journaled persistent open gets its caching back (file lock held). */
+int srv_oplock_restore_locked(struct srv *srv, struct srv_open *o, const struct srv_jrec *r)
+{
+	struct srv_file *f = o->file;
+	struct srv_lease *l;
+
+	if (!r->has_lease) {
+		rcache_adjust(f, 0, r->oplock);
+		o->oplock = r->oplock;
+		return 0;
+	}
+	pthread_mutex_lock(&srv->lease_lock);
+	l = lease_find_locked(srv, r->client_guid, r->lease_key);
+	if (l && l->file != f) {
+		pthread_mutex_unlock(&srv->lease_lock);
+		return -EINVAL;
+	}
+	if (!l) {
+		l = calloc(1, sizeof(*l));
+		if (!l) {
+			pthread_mutex_unlock(&srv->lease_lock);
+			return -ENOMEM;
+		}
+		l->file = f;
+		memcpy(l->client_guid, r->client_guid, 16);
+		memcpy(l->key, r->lease_key, 16);
+		memcpy(l->parent_key, r->parent_key, 16);
+		l->has_parent = r->has_parent;
+		l->version = r->lease_version;
+		l->epoch = r->lease_epoch;
+		list_init(&l->opens);
+		list_add_tail(&l->tab_link, &srv->lease_tab[lease_hash(l->client_guid, l->key)]);
+		list_add_tail(&l->file_link, &f->leases);
+		rcache_adjust(f, 0, r->lease_state);
+		l->state = r->lease_state;
+		if (f->is_dir)
+			atomic_fetch_add(&srv->ndir_leases, 1);
+		atomic_fetch_add(&srv->cst.nleases, 1);
+	}
+	pthread_mutex_unlock(&srv->lease_lock);
+	o->lease = l;
+	list_add_tail(&o->lease_link, &l->opens);
+	l->nopens++;
+	return 0;
+}
+
 /* o leaves the file's caching (file lock held): at close or purge. */
 void srv_oplock_close_locked(struct srv *srv, struct srv_open *o)
 {
@@ -717,6 +779,37 @@ void srv_dir_lease_break(struct srv *srv, struct srv_share *sh, const char *chil
 	}
 	pthread_mutex_unlock(&f->lock);
 	srv_file_put(f);
+	srv_breaks_send(srv, &b);
+}
+
+/*
+ * A durable open is back: a break of its caching that was decided while
+ * it was away (a persistent open keeps its caching and waits for one) is
+ * sent to it now; the break's timeout runs from here.
+ */
+void srv_oplock_reconnected(struct srv *srv, struct srv_open *o)
+{
+	struct srv_file *f = o->file;
+	struct srv_breaks b;
+	struct brk_note n = { 0 };
+
+	if (!f)
+		return;
+	srv_breaks_init(&b);
+	pthread_mutex_lock(&f->lock);
+	if (o->lease && o->lease->breaking) {
+		o->lease->deadline = srv_now_ms() + BREAK_TIMEOUT_MS;
+		lease_notify(o->lease, o->lease->state, o->lease->breaking_to_requested,
+			     SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, &b);
+	} else if (!o->lease && o->oplock_breaking) {
+		o->oplock_deadline = srv_now_ms() + BREAK_TIMEOUT_MS;
+		n.sess_id = o->sess_id;
+		n.ob.level = o->oplock_break_to & R ? SMB2_OPLOCK_LEVEL_II : SMB2_OPLOCK_LEVEL_NONE;
+		n.ob.fid.persistent = o->persistent;
+		n.ob.fid.volatile_id = o->volatile_id;
+		note_add(&b, &n);
+	}
+	pthread_mutex_unlock(&f->lock);
 	srv_breaks_send(srv, &b);
 }
 

@@ -81,6 +81,10 @@ struct srv_share {
 	bool guest_ok_set;		/* given in its section */
 	bool oplocks;			/* "oplocks" (Samba's: per share) */
 	bool oplocks_set;
+	/* "continuous availability": persistent handles, kept in a journal */
+	bool ca;
+	char ca_journal[4096];		/* "ca journal", default in the state directory */
+	struct srv_journal *journal;
 	bool from_cli;			/* --share */
 	bool ipc;
 	char **valid_users;
@@ -133,6 +137,7 @@ struct srv_config {
 	bool oplocks;			/* "oplocks": every share's default */
 	bool dir_leases;		/* "smb3 directory leases" */
 	char interfaces[1024];		/* "interfaces": what interface info names */
+	char state_dir[4096];		/* "state directory": CA journals */
 	bool guest_ok_default;		/* [global] guest ok */
 	uint16_t min_dialect;
 	uint16_t max_dialect;
@@ -162,6 +167,7 @@ int srv_config_parse_listen(struct srv_config *cfg, const char *url);
 int srv_config_finish(struct srv_config *cfg);
 void srv_config_free(struct srv_config *cfg);
 struct srv_share *srv_share_find(const struct srv_config *cfg, const char *name);
+bool srv_config_has_ca(const struct srv_config *cfg);
 
 struct srv;
 struct srv_worker;
@@ -270,6 +276,8 @@ struct srv_open {
 	/* durable ([MS-SMB2] 3.3.1.10) */
 	bool durable;
 	bool durable_v2;
+	bool persistent_handle;		/* on a CA share: in its journal */
+	int jslot;			/* its journal slot, -1: none */
 	uint32_t durable_timeout;	/* ms it may stay disconnected */
 	uint8_t create_guid[16];	/* v2 */
 	char owner[256];		/* the user who opened it */
@@ -882,6 +890,8 @@ void srv_tree_remove(struct srv_session *s, struct srv_tree *t);
 
 /* The table takes the reference o was made with. */
 int srv_open_insert(struct srv_session *s, struct srv_tree *t, struct srv_open *o);
+/* A journaled open comes back: into the table, off any session. */
+int srv_open_restore(struct srv *srv, struct srv_open *o);
 /* A reconnected durable open joins session s on tree t, a new volatile id. */
 int srv_open_reattach(struct srv_session *s, struct srv_tree *t, struct srv_open *o);
 /* Closed and off its session: out of the table, then its last reference. */
@@ -974,6 +984,9 @@ size_t srv_lease_rsp(const struct srv_open *o, uint8_t *buf);
 uint8_t srv_oplock_level(const struct srv_open *o);
 void srv_oplock_close_locked(struct srv *srv, struct srv_open *o);
 bool srv_oplock_rename_locked(struct srv *srv, struct srv_open *o, struct srv_breaks *b);
+void srv_oplock_reconnected(struct srv *srv, struct srv_open *o);
+struct srv_jrec;
+int srv_oplock_restore_locked(struct srv *srv, struct srv_open *o, const struct srv_jrec *r);
 /* A write, truncate or lock by o breaks the others' read caching. */
 void srv_oplock_contend(struct srv *srv, struct srv_open *o);
 /* A directory's entries changed: its leases break (but by's parent's). */
@@ -987,6 +1000,46 @@ void srv_oplock_timer(struct srv *srv);
 /* ---- byte-range locks (brl.c) ---- */
 int srv_brl_check_io(struct srv_open *o, uint64_t off, uint64_t len, bool write);
 bool srv_brl_close_locked(struct srv_open *o);
+int srv_brl_restore_locked(struct srv_open *o, uint64_t off, uint64_t len, bool excl);
+
+/* ---- the persistent-handle journal of a CA share (journal.c) ---- */
+
+#define SRV_JREC_MAX_LOCKS 32
+
+/* What a persistent open's journal slot holds. */
+struct srv_jrec {
+	int slot;			/* -1: not written yet */
+	uint64_t persistent;
+	uint8_t create_guid[16];
+	uint32_t access, share_access, sharing;
+	uint32_t timeout;
+	uint64_t dev, ino;
+	bool is_dir, has_lease, has_parent;
+	uint32_t oplock;
+	uint8_t client_guid[16];
+	uint8_t lease_key[16], parent_key[16];
+	int lease_version;
+	uint16_t lease_epoch;
+	uint32_t lease_state;
+	uint8_t lock_seq[64];
+	char owner[256];
+	char path[1100];
+	int nlocks;
+	struct {
+		uint64_t offset, length;
+		uint8_t exclusive;
+	} locks[SRV_JREC_MAX_LOCKS];
+};
+
+struct srv_journal;
+/* Open (or make) the journal; restore() is called for each record in it. */
+int srv_journal_open(struct srv_share *sh, const char *path, struct srv_journal **out,
+		     int (*restore)(struct srv_share *sh, const struct srv_jrec *r, void *arg),
+		     void *arg);
+void srv_journal_close(struct srv_journal **j);
+int srv_journal_put(struct srv_journal *j, struct srv_jrec *r);
+void srv_journal_drop(struct srv_journal *j, int slot);
+int srv_jrec_decode(const uint8_t *buf, size_t len, struct srv_jrec *r);
 
 /* ---- durable handles (durable.c) ---- */
 
@@ -1002,9 +1055,19 @@ struct srv_durable_req {
 };
 
 void srv_durable_init(struct srv *srv);
+/* CA shares: open their journals and bring their persistent opens back. */
+int srv_durable_ca_start(struct srv *srv);
+void srv_durable_ca_stop(struct srv *srv);
+/* A persistent open's state changed (lease, locks, name): journal it.
+ * File lock held or not, as locked says. */
+void srv_durable_journal(struct srv_open *o, bool locked);
+/* Every persistent open of f again (its name changed). */
+void srv_durable_journal_file(struct srv_file *f);
+/* A persistent open is closed for good: its slot goes. */
+void srv_durable_forget(struct srv_open *o);
 void srv_durable_free(struct srv *srv);
 uint32_t srv_durable_timeout(const struct srv_durable_req *d);
-void srv_durable_grant(struct srv_open *o, const struct srv_durable_req *d);
+void srv_durable_grant(struct srv_req *req, struct srv_open *o, const struct srv_durable_req *d);
 void srv_durable_disconnect(struct srv *srv, struct srv_open *o);
 void srv_durable_purge(struct srv *srv, struct list_head *purge);
 void srv_durable_timer(struct srv *srv);

@@ -301,7 +301,8 @@ static int create_ctxs_answer(struct srv_req *req, const struct create_ctxs *cx,
 		uint8_t d[8] = { 0 };
 
 		if (o->durable_v2)
-			smb2_dh2q_rsp_encode(d, o->durable_timeout, 0);
+			smb2_dh2q_rsp_encode(d, o->durable_timeout,
+					     o->persistent_handle ? SMB2_DHANDLE_FLAG_PERSISTENT : 0);
 		smb2_create_ctx_add(&w, &prev, o->durable_v2 ? SMB2_CTX_DH2Q : SMB2_CTX_DHNQ,
 				    d, 8);
 	}
@@ -602,6 +603,7 @@ int smb_create(struct srv_req *req)
 	o->delete_on_close = r.options & FILE_DELETE_ON_CLOSE;
 	memcpy(o->client_guid, req->conn->client_guid, sizeof(o->client_guid));
 	memset(o->lock_seq, 0xFF, sizeof(o->lock_seq));
+	o->jslot = -1;
 	o->file = srv_file_get(req->conn->srv, sh, st.st_dev, st.st_ino, path, is_dir);
 	if (!o->file) {
 		ret = -ENOMEM;
@@ -623,11 +625,12 @@ int smb_create(struct srv_req *req)
 			goto out_leave_file;
 		}
 	}
-	srv_durable_grant(o, &cx.durable);
 	snprintf(o->owner, sizeof(o->owner), "%s", req->sess->user);
 	ret = srv_open_insert(req->sess, t, o);
 	if (ret)
 		goto out_leave_file;
+	/* its persistent FileId known now: a persistent open is journaled */
+	srv_durable_grant(req, o, &cx.durable);
 	/* this request's reference too: another channel may close it now */
 	ret = srv_req_hold(req, srv_open_ref(o));
 	if (ret)

@@ -297,6 +297,7 @@ static int set_rename(struct srv_req *req, struct srv_open *o, const struct smb2
 		if (!ret)
 			ret = srv_file_rename(o->file, to, replace);
 		if (!ret) {
+			srv_durable_journal_file(o->file);
 			srv_dir_lease_break(req->conn->srv, sh, from, o);
 			srv_dir_lease_break(req->conn->srv, sh, to, o);
 		}

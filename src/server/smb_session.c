@@ -99,6 +99,10 @@ static int negotiate_reply(struct srv_req *req, uint16_t dialect,
 	memcpy(r.server_guid, c->srv->guid, 16);
 	if (multi)
 		r.capabilities |= SMB2_GLOBAL_CAP_LARGE_MTU;
+	/* persistent handles: SMB 3, where a share is continuously available */
+	if (dialect >= SMB2_DIALECT_300 && dialect != SMB2_DIALECT_WILDCARD &&
+	    srv_config_has_ca(cfg))
+		r.capabilities |= SMB2_GLOBAL_CAP_PERSISTENT_HANDLES;
 	if (multi && cfg->leases) {
 		r.capabilities |= SMB2_GLOBAL_CAP_LEASING;
 		if (dialect >= SMB2_DIALECT_300 && cfg->dir_leases)
@@ -899,6 +903,8 @@ int smb_tree_connect(struct srv_req *req)
 	req->tree = t;
 	rsp.share_type = sh->ipc ? SMB2_SHARE_TYPE_PIPE : SMB2_SHARE_TYPE_DISK;
 	rsp.share_flags = SMB2_SHAREFLAG_MANUAL_CACHING;
+	if (sh->ca && req->conn->dialect >= SMB2_DIALECT_300)
+		rsp.capabilities |= SMB2_SHARE_CAP_CONTINUOUS_AVAILABILITY;
 	if (s->encrypt)
 		rsp.share_flags |= SMB2_SHAREFLAG_ENCRYPT_DATA;
 	rsp.maximal_access = t->maximal_access;

@@ -444,6 +444,10 @@ int srv_new(struct srv_config *cfg, struct srv **out)
 	ret = srv_identities(s);
 	if (ret)
 		goto out_close;
+	/* persistent opens of CA shares come back before anyone connects */
+	ret = srv_durable_ca_start(s);
+	if (ret)
+		goto out_close;
 	for (i = 0; i < cfg->nlisten; i++) {
 		struct srv_listen *l = &cfg->listen[i];
 
@@ -513,6 +517,7 @@ out_close:
 	for (i = 0; i < s->nrdma_listen; i++)
 		smbd_listener_close(&s->rdma_listen[i]);
 	srv_ladder_done(s);
+	srv_durable_ca_stop(s);
 	srv_ident_put(&s->self_ident);
 	srv_ident_cleanup();
 	srv_logon_free(s);
@@ -741,6 +746,7 @@ void srv_free(struct srv **sp)
 	srv_ident_cleanup();
 	srv_logon_free(s);
 	srv_durable_free(s);
+	srv_durable_ca_stop(s);
 	srv_state_thread_leave();
 	srv_state_free(s);
 	free(s->workers);

@@ -53,6 +53,7 @@ struct cr_out {
 	bool lease;
 	struct smb2_lease_ctx lc;
 	bool durable;
+	bool persistent;
 };
 
 /* Send a CREATE (not waiting for it): its MessageId. */
@@ -124,8 +125,14 @@ static void create_parse(struct raw *r, struct cr_out *o)
 			continue;
 		if (!memcmp(ctx[i].name.p, SMB2_CTX_LEASE, 4))
 			o->lease = !smb2_lease_ctx_decode(ctx[i].data.p, ctx[i].data.len, &o->lc);
-		else if (!memcmp(ctx[i].name.p, SMB2_CTX_DH2Q, 4))
+		else if (!memcmp(ctx[i].name.p, SMB2_CTX_DH2Q, 4)) {
+			uint32_t t, fl;
+
 			o->durable = true;
+			o->persistent = !smb2_dh2q_rsp_decode(ctx[i].data.p, ctx[i].data.len,
+							      &t, &fl) &&
+					fl & SMB2_DHANDLE_FLAG_PERSISTENT;
+		}
 	}
 }
 
@@ -375,10 +382,134 @@ static void case_flood(void)
 	raw_close(&b);
 }
 
+/* Wait for the test script: it touches DIR/NAME. */
+static void wait_for(const char *name)
+{
+	const char *dir = getenv("CACHE_HOLD");
+	char path[512];
+	int i;
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (i = 0; i < 600 && access(path, F_OK); i++)
+		usleep(100000);
+}
+
+static void tell(const char *name)
+{
+	const char *dir = getenv("CACHE_HOLD");
+	char path[512];
+	FILE *f;
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (f)
+		fclose(f);
+}
+
+static uint32_t lock1(struct raw *r, const struct smb2_fid *fid, uint64_t off, uint64_t len,
+		      uint32_t flags)
+{
+	uint8_t b[256];
+	struct wcur w;
+
+	/* [MS-SMB2] 2.2.26: one LOCK_ELEMENT */
+	raw_begin(&w, b, sizeof(b));
+	wcur_le16(&w, 48);
+	wcur_le16(&w, 1);
+	wcur_le32(&w, 0);
+	wcur_le64(&w, fid->persistent);
+	wcur_le64(&w, fid->volatile_id);
+	wcur_le64(&w, off);
+	wcur_le64(&w, len);
+	wcur_le32(&w, flags);
+	wcur_le32(&w, 0);
+	raw_seal(r, SMB2_LOCK, b, w.off);
+	raw_send(r, b, w.off);
+	return recv_rsp(r, false) ? STATUS_CONNECTION_DISCONNECTED : r->status;
+}
+
+/*
+ * A persistent handle on a continuously available share survives a
+ * kill -9 of rdaxd: the client holds it (with an RWH lease and a
+ * byte-range lock) when the server dies, reconnects after the restart
+ * and goes on.
+ */
+static void case_persist(void)
+{
+	struct raw a, a2, b;
+	struct cr_out o, r, ob;
+	uint8_t key[16], cguid[16], ga[16], gb[16], ctx[256];
+	char buf[64];
+	uint32_t got;
+	size_t n;
+
+	fill(ga, 0x31);
+	fill(gb, 0x42);
+	fill(key, 0x53);
+	crypto_random(cguid, 16);
+	if (session(&a, &user1, ga))
+		return;
+	n = contexts(ctx, sizeof(ctx), key, SMB2_LEASE_RWH, cguid, 120000, NULL);
+	/* the persistent flag in the DH2Q */
+	put_le32(ctx + n - 32 + 4, SMB2_DHANDLE_FLAG_PERSISTENT);
+	create(&a, "ca.txt", FILE_GENERIC_READ | FILE_GENERIC_WRITE, FILE_OVERWRITE_IF,
+	       SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &o);
+	EXPECT(!o.status && o.durable && o.persistent,
+	       "a persistent open on the CA share: %s, durable %d, persistent %d",
+	       raw_sname(o.status), o.durable, o.persistent);
+	EXPECT(!raw_write(&a, &o.fid, 0, "before the crash\n", 17), "write to it");
+	EXPECT(lock1(&a, &o.fid, 100, 10, SMB2_LOCKFLAG_EXCLUSIVE |
+		     SMB2_LOCKFLAG_FAIL_IMMEDIATELY) == 0, "lock bytes 100-109");
+	tell("opened");
+	wait_for("restarted");	/* rdaxd was killed with -9 and started again */
+
+	/* another client meets the lock the journal kept (a stat open: it
+	 * breaks nothing, so it does not wait for the absent client) */
+	if (!session(&b, &user1, gb)) {
+		create(&b, "ca.txt", FILE_READ_ATTRIBUTES | SYNCHRONIZE, FILE_OPEN,
+		       SMB2_OPLOCK_LEVEL_NONE, NULL, 0, &ob);
+		if (!ob.status) {
+			EXPECT(lock1(&b, &ob.fid, 100, 10, SMB2_LOCKFLAG_SHARED |
+				     SMB2_LOCKFLAG_FAIL_IMMEDIATELY) == STATUS_LOCK_NOT_GRANTED,
+			       "after the restart another open still meets the lock: %s",
+			       raw_sname(b.status));
+			raw_close_fid(&b, &ob.fid);
+		} else {
+			EXPECT(0, "another client opens the file after the restart: %s",
+			       raw_sname(ob.status));
+		}
+		raw_close(&b);
+	}
+	raw_close(&a);
+	if (session(&a2, &user1, ga))
+		return;
+	n = contexts(ctx, sizeof(ctx), key, SMB2_LEASE_RWH, cguid, 0, &o.fid);
+	put_le32(ctx + n - 36 + 32, SMB2_DHANDLE_FLAG_PERSISTENT);
+	create(&a2, "ca.txt", 0, FILE_OPEN, SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &r);
+	EXPECT(!r.status, "the client reconnects its handle after the restart: %s",
+	       raw_sname(r.status));
+	if (!r.status) {
+		EXPECT(r.lease && (r.lc.state & SMB2_LEASE_HANDLE),
+		       "with its lease (state %x)", r.lc.state);
+		EXPECT(!raw_read(&a2, &r.fid, 0, buf, 17, &got) && got == 17 &&
+		       !memcmp(buf, "before the crash\n", 17), "the data is there");
+		EXPECT(lock1(&a2, &r.fid, 100, 10, SMB2_LOCKFLAG_UNLOCK) == 0,
+		       "its lock is still its own: unlocked");
+		EXPECT(!raw_write(&a2, &r.fid, 17, "after\n", 6), "it goes on writing");
+		EXPECT(!raw_close_fid(&a2, &r.fid), "close");
+	}
+	raw_close(&a2);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(void);
 } cases[] = {
+	{ "persist", case_persist },
 	{ "acks", case_acks },
 	{ "reconnect", case_reconnect },
 	{ "flood", case_flood },
@@ -389,7 +520,7 @@ int main(int argc, char **argv)
 	size_t i;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: caching HOST PORT SHARE acks|reconnect|flood\n");
+		fprintf(stderr, "usage: caching HOST PORT SHARE acks|reconnect|flood|persist\n");
 		return 2;
 	}
 	host = argv[1];

@@ -1,0 +1,81 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Persistent handles on continuously available shares survive kill -9 of
+# rdaxd (tests/integ/caching.c "persist" on the wire): a client holds a
+# persistent open with an RWH lease and a byte-range lock when rdaxd is
+# killed; after the restart the journal brings the open back, another
+# client still meets its lock, and the client reconnects its handle with
+# its lease, reads what it wrote, unlocks and goes on. Run on a posix
+# share (journal with RWF_DSYNC) and on a DAX share (libpmem2's test
+# switch PMEM2_FORCE_GRANULARITY maps an ordinary file system). A
+# damaged journal slot is skipped with a log line, and rdaxd still starts.
+. "$(dirname "$0")/lib.sh"
+BIN=$B/tests/caching
+[ -x "$BIN" ] || die "$BIN not built (make tests)"
+
+make_user "$T/passdb" alice 'ca pw alice'
+export CACHE_USER=alice CACHE_PW='ca pw alice' CACHE_USER2=alice CACHE_PW2='ca pw alice'
+
+for store in posix dax; do
+	# the dax run maps ordinary files (the journal too) with libpmem2
+	[ $store = dax ] && export PMEM2_FORCE_GRANULARITY=CACHE_LINE
+	share_dir "$T/$store"
+	chmod 0777 "$T/$store"
+	mkdir -p "$T/state-$store"
+	cat >"$T/$store.conf" <<CONF
+[global]
+	passdb file = $T/passdb
+	state directory = $T/state-$store
+[ca]
+	path = $T/$store
+	store = $store
+	read only = no
+	continuous availability = yes
+CONF
+	start_rdaxd "$store" -v --config "$T/$store.conf"
+	log=$T/$store.log
+	port=$PORT
+	grep -q "ca journal .*: $([ $store = dax ] && echo 'on persistent memory' || echo 'written with RWF_DSYNC')" "$log" &&
+		ok "$store: the log says how the journal is kept" ||
+		not_ok "$store: no log line for the journal"
+	rm -rf "$T/hold"
+	mkdir "$T/hold"
+	CACHE_HOLD=$T/hold "$BIN" 127.0.0.1 "$port" ca persist >"$T/$store.out" 2>&1 &
+	cpid=$!
+	i=0
+	while [ ! -e "$T/hold/opened" ] && [ $i -lt 200 ] && kill -0 $cpid 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -9 "$RDAXD_PID"
+	wait "$RDAXD_PID" 2>/dev/null
+	# the same port again, so the client reconnects where it was
+	RDAXD_PORT=$port start_rdaxd "$store-2" -v --config "$T/$store.conf"
+	touch "$T/hold/restarted"
+	wait $cpid
+	rc=$?
+	sed 's/^/    /' "$T/$store.out"
+	[ $rc = 0 ] && ok "$store: the persistent handle survives kill -9: $(grep -c '^ok:' "$T/$store.out") wire checks" ||
+		not_ok "$store: the persistent handle did not survive kill -9 (exit $rc)"
+	grep -q "persistent open restored from the journal" "$T/$store-2.log" &&
+		ok "$store: the restarted rdaxd says it restored the open" ||
+		not_ok "$store: no log line for the restored open"
+	grep -q "durable open of ca.txt reconnected" "$T/$store-2.log" &&
+		ok "$store: ... and that the client reconnected it" ||
+		not_ok "$store: no log line for the reconnect"
+	stop_rdaxd && ok "$store: SIGTERM stops rdaxd cleanly" || not_ok "$store: rdaxd exit status"
+done
+
+unset PMEM2_FORCE_GRANULARITY
+# a damaged journal: slot 0 with both halves garbage
+j=$T/state-posix/ca-ca.journal
+printf 'RDXJgarbage' | dd of="$j" bs=1 seek=0 conv=notrunc 2>/dev/null
+printf 'RDXJgarbage' | dd of="$j" bs=1 seek=2048 conv=notrunc 2>/dev/null
+start_rdaxd damaged -v --config "$T/posix.conf"
+grep -q "ca journal .*: 1 slot unreadable (torn or corrupt): ignored" "$T/damaged.log" &&
+	ok "a damaged journal slot is skipped, with a log line" ||
+	{ not_ok "no log line for the damaged slot"; tail -n 5 "$T/damaged.log" | sed 's/^/    | /'; }
+check "rdaxd with a damaged journal still serves" $RDAX --user alice \
+	--password-file "$T/alice.pw" ls "smb://127.0.0.1:$PORT/ca"
+stop_rdaxd || not_ok "rdaxd exit status (damaged journal)"
+finish
