@@ -329,6 +329,20 @@ int srv_ident_enter(const struct srv_ident *id)
 	return ret;
 }
 
+int srv_ident_run_self(const struct srv_ident *back, int (*fn)(void *), void *arg)
+{
+	int ret;
+
+	if (!switching || cur_serial == SERIAL_SELF || (delegate && !is_ident_thread))
+		return 1;
+	if (srv_ident_enter(NULL)) {
+		ret = back ? srv_ident_enter(back) : 0;
+		return ret ? ret : 1;
+	}
+	fn(arg);
+	return back ? srv_ident_enter(back) : 0;
+}
+
 int srv_ident_run(const struct srv_ident *id, int (*fn)(void *), void *arg)
 {
 	struct srv_ident_thread *t = my_ident_thread;
