@@ -77,6 +77,27 @@ static int finish_out_buf(struct srv_req *req, struct wcur *d, uint32_t limit,
 	return ret;
 }
 
+/*
+ * A name that is its own 8.3 name, by Samba's rule (is_8_3): at most 8
+ * characters, a dot and 3 more; printable ASCII but " *+,/:;<=>?[\]|".
+ * rdaxd makes no short names for others.
+ */
+static bool is_8_3(const char *name)
+{
+	const char *dot = strchr(name, '.');
+	size_t len = strlen(name);
+
+	if (!len || len > 12)
+		return false;
+	if (!dot ? len > 8 : dot - name > 8 || len - (size_t)(dot - name) - 1 > 3 ||
+			      !dot[1] || strchr(dot + 1, '.'))
+		return false;
+	for (; *name; name++)
+		if (*name < 0x20 || *name > 0x7e || strchr("*\\/?<>|\":+,[];= ", *name))
+			return false;
+	return true;
+}
+
 static int query_file(struct srv_req *req, struct srv_open *o,
 		      const struct smb2_query_info_req *r, struct wcur *d)
 {
@@ -95,6 +116,15 @@ static int query_file(struct srv_req *req, struct srv_open *o,
 		if (ret)
 			return ret;
 		nlen = srv_path_to_utf16(path, true, name16, sizeof(name16));
+		if (nlen < 0)
+			return nlen;
+	} else if (r->info_class == FileAlternateNameInformation) {
+		ret = srv_file_path(o->file, path, sizeof(path));
+		if (ret)
+			return ret;
+		if (!is_8_3(base_name(path)))
+			return -E_SMB_OBJECT_NAME_NOT_FOUND;	/* as Windows: no short name */
+		nlen = srv_path_to_utf16(base_name(path), false, name16, sizeof(name16));
 		if (nlen < 0)
 			return nlen;
 	}
