@@ -51,6 +51,7 @@ uint32_t fscc_file_info_min_size(int cls)
 	case FileAlignmentInformation: return 4;
 	case FileNameInformation:
 	case FileNormalizedNameInformation: return 4;
+	case FileAlternateNameInformation: return 8;	/* Windows' and Samba's */
 	case FileAllInformation: return 100;
 	case FileNetworkOpenInformation: return 56;
 	case FileAttributeTagInformation: return 8;
@@ -93,6 +94,7 @@ int fscc_file_info_encode(struct wcur *w, int cls, const struct fscc_info *fi,
 		wcur_le32(w, 0);
 		break;
 	case FileNameInformation:
+	case FileAlternateNameInformation:
 	case FileNormalizedNameInformation:
 		wcur_le32(w, name_len);
 		wcur_bytes(w, name, name_len);

@@ -151,6 +151,7 @@ enum smb2_cmd {
 #define FILE_ATTRIBUTE_TEMPORARY 0x00000100u
 #define FILE_ATTRIBUTE_SPARSE_FILE 0x00000200u
 #define FILE_ATTRIBUTE_REPARSE_POINT 0x00000400u
+#define FILE_ATTRIBUTE_OFFLINE 0x00001000u
 
 /* [MS-SMB2] 2.2.13 create */
 #define FILE_SHARE_READ 0x1u
@@ -280,6 +281,7 @@ enum fscc_fs_class {
 #define SMB2_CTX_MXAC "MxAc"
 #define SMB2_CTX_QFID "QFid"
 #define SMB2_CTX_LEASE "RqLs"
+#define SMB2_CTX_ALSI "AlSi"		/* AllocationSize: 8 bytes */
 
 /* Limits */
 #define SMB2_MAX_DIALECTS 16

@@ -39,6 +39,7 @@ int srv_config_init(struct srv_config *cfg)
 	cfg->oplocks = true;		/* Samba: oplocks = yes */
 	cfg->dir_leases = true;
 	cfg->numa_node = SRV_NUMA_AUTO;
+	memset(&cfg->dos, -1, sizeof(cfg->dos));	/* Samba's defaults at start */
 	strcpy(cfg->guest_account, "nobody");	/* Samba's default */
 	strcpy(cfg->state_dir, "/var/lib/rdax");
 	strcpy(cfg->netbios_name, "RDAX");
@@ -81,6 +82,7 @@ int srv_config_add_share(struct srv_config *cfg, const char *name,
 		snprintf(sh->path, sizeof(sh->path), "%s", path);
 	sh->root.fd = -1;
 	sh->force_gid = (gid_t)-1;
+	memset(&sh->dos, -1, sizeof(sh->dos));
 	for (i = 0; i < SRV_FILE_SHARDS; i++) {
 		pthread_mutex_init(&sh->shards[i].lock, NULL);
 		list_init(&sh->shards[i].files);
@@ -198,6 +200,41 @@ static int parse_protocol(const char *v, uint16_t *out)
 			return 0;
 		}
 	return -EINVAL;
+}
+
+/* DOS attribute parameters: in [global] (every share's default) or a share. */
+static int dos_param(struct srv_dos_opts *d, const char *name, const char *v)
+{
+	int8_t *f;
+	bool b;
+
+	if (!strcasecmp(name, "map readonly")) {
+		if (!strcasecmp(v, "permissions"))
+			d->map_readonly = SRV_MAP_RO_PERMS;
+		else if (!parse_bool(v, &b))
+			d->map_readonly = b ? SRV_MAP_RO_YES : SRV_MAP_RO_NO;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcasecmp(name, "store dos attributes"))
+		f = &d->store;
+	else if (!strcasecmp(name, "map archive"))
+		f = &d->map_archive;
+	else if (!strcasecmp(name, "map hidden"))
+		f = &d->map_hidden;
+	else if (!strcasecmp(name, "map system"))
+		f = &d->map_system;
+	else if (!strcasecmp(name, "hide dot files"))
+		f = &d->hide_dot;
+	else if (!strcasecmp(name, "delete readonly"))
+		f = &d->delete_readonly;
+	else
+		return -ENOENT;
+	if (parse_bool(v, &b))
+		return -EINVAL;
+	*f = b;
+	return 0;
 }
 
 struct ini_state {
@@ -621,7 +658,9 @@ static int conf_handler(void *user, const char *section, const char *name,
 		return 1;
 	if (st->skip_section)
 		return 1;
-	ret = st->share ? share_param(st, name, value) : global_param(st, name, value);
+	ret = dos_param(st->share ? &st->share->dos : &st->cfg->dos, name, value);
+	if (ret == -ENOENT)
+		ret = st->share ? share_param(st, name, value) : global_param(st, name, value);
 	if (ret == -ENOENT) {
 		log_msg(LOG_WARN, "%s:%d: unknown parameter '%s' ignored", st->file,
 			st->lineno, name);
@@ -723,6 +762,7 @@ int srv_config_finish(struct srv_config *cfg)
 			sh->guest_ok = sh->guest_ok || cfg->guest_ok_default;
 		if (!sh->oplocks_set)
 			sh->oplocks = cfg->oplocks;
+		srv_dos_opts_resolve(&sh->dos, &cfg->dos);
 		ret = share_force(sh);
 		if (ret)
 			return ret;

@@ -356,6 +356,20 @@ int srv_ident_enter(const struct srv_ident *id)
 	return ret;
 }
 
+int srv_ident_run_self(const struct srv_ident *back, int (*fn)(void *), void *arg)
+{
+	int ret;
+
+	if (!switching || cur_serial == SERIAL_SELF || (delegate && !is_ident_thread))
+		return 1;
+	if (srv_ident_enter(NULL)) {
+		ret = back ? srv_ident_enter(back) : 0;
+		return ret ? ret : 1;
+	}
+	fn(arg);
+	return back ? srv_ident_enter(back) : 0;
+}
+
 /*
  * fn(arg) as id on this thread. A call inside another (a handler that
  * drops the last reference to a delete-pending file unlinks it as the

@@ -98,6 +98,18 @@ int srv_ident_enter(const struct srv_ident *id);
 int srv_ident_run(const struct srv_ident *id, int (*fn)(void *), void *arg);
 
 /*
+ * fn(arg) acting as rdaxd itself, from a thread that may switch (one
+ * running a handler through srv_ident_run, or a worker that switches in
+ * place), then as back again (NULL: stay). What Samba does as root:
+ * reading metadata of a file the user may see but not read. 0: fn ran
+ * (its result is the caller's, through arg); 1: nothing ran, as it would
+ * change nothing (acting as rdaxd already, no switching) or may not on
+ * this thread; a negative errno: the thread could not act as back again,
+ * and the request must fail.
+ */
+int srv_ident_run_self(const struct srv_ident *back, int (*fn)(void *), void *arg);
+
+/*
  * The calling thread's identity thread (a worker's, before it serves
  * anything); stopped and joined with srv_ident_thread_stop.
  */

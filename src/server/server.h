@@ -67,6 +67,23 @@ enum srv_rung { SRV_RUNG_AUTO, SRV_RUNG_DIRECT, SRV_RUNG_ODP, SRV_RUNG_BOUNCE,
  * clients to; required: refuse unencrypted sessions (Samba's values). */
 enum srv_encrypt { SRV_ENC_OFF, SRV_ENC_AUTO, SRV_ENC_DESIRED, SRV_ENC_REQUIRED };
 
+/*
+ * How DOS attributes and the birth time are kept (dosattr.c), with
+ * Samba's parameters and defaults. -1: not given (the [global] value,
+ * else Samba's default, is taken at start).
+ */
+enum srv_map_ro { SRV_MAP_RO_NO, SRV_MAP_RO_YES, SRV_MAP_RO_PERMS };
+
+struct srv_dos_opts {
+	int8_t store;			/* "store dos attributes": user.DOSATTRIB */
+	int8_t map_archive;		/* else: ARCHIVE is u+x */
+	int8_t map_hidden;		/* HIDDEN is o+x */
+	int8_t map_system;		/* SYSTEM is g+x */
+	int8_t map_readonly;		/* enum srv_map_ro */
+	int8_t hide_dot;		/* "hide dot files": HIDDEN */
+	int8_t delete_readonly;		/* READONLY files may be deleted */
+};
+
 struct srv_file_shard {
 	pthread_mutex_t lock;
 	struct list_head files;
@@ -87,6 +104,8 @@ struct srv_share {
 	struct srv_journal *journal;
 	bool from_cli;			/* --share */
 	bool ipc;
+	struct srv_dos_opts dos;
+	atomic_bool dos_noxattr_logged;	/* a file system without user xattrs, once */
 	char **valid_users;
 	int nvalid;
 	/* "force user" / "force group" ('+': only for members), resolved at start */
@@ -139,6 +158,7 @@ struct srv_config {
 	char interfaces[1024];		/* "interfaces": what interface info names */
 	char state_dir[4096];		/* "state directory": CA journals */
 	bool guest_ok_default;		/* [global] guest ok */
+	struct srv_dos_opts dos;	/* [global]: every share's default */
 	uint16_t min_dialect;
 	uint16_t max_dialect;
 	enum srv_signing signing;
@@ -278,6 +298,7 @@ struct srv_open {
 	bool durable_v2;
 	bool persistent_handle;		/* on a CA share: in its journal */
 	int jslot;			/* its journal slot, -1: none */
+	uint64_t initial_alloc;		/* AllocationSize asked at create ([MS-SMB2] AlSi) */
 	uint32_t durable_timeout;	/* ms it may stay disconnected */
 	uint8_t create_guid[16];	/* v2 */
 	char owner[256];		/* the user who opened it */
@@ -1133,8 +1154,44 @@ struct srv_iface {
 /* The addresses the listeners serve, as "interfaces" allows: count. */
 int srv_ifaces(const struct srv_config *cfg, struct srv_iface *out, int max);
 
-/* Unix stat to the wire view. */
+/*
+ * ---- DOS attributes and birth time (dosattr.c) ----
+ *
+ * What rdaxd answers about a file: its stat, its FILE_ATTRIBUTE_* and
+ * CreationTime. With "store dos attributes" (Samba's default) they are
+ * kept in user.DOSATTRIB, Samba's format; where that is off, or the file
+ * system has no user xattrs, they are mapped from the mode bits as Samba
+ * maps them ("map archive", ...). A file without the xattr is NORMAL, as
+ * in Samba; its birth time is the file system's, else Samba's guess.
+ */
+struct srv_attr {
+	struct stat st;
+	uint32_t attrib;		/* as answered (never 0) */
+	uint32_t stored;		/* as kept in the xattr (0: none) */
+	uint64_t btime;			/* CreationTime, FILETIME */
+	bool xattr;			/* kept in the xattr (else mode bits) */
+	bool dot_hidden;		/* HIDDEN only for its name */
+};
+
+/*
+ * Read the attributes of the open file fd (entry NULL) or of entry in the
+ * open directory fd, as the calling thread's identity; what the user may
+ * see but not read is read as rdaxd, then the thread acts as back again
+ * (NULL: outside a handler that runs as the user). name: the file's name
+ * (its last component, for "hide dot files"; NULL: entry). 0 or -errno.
+ */
+int srv_attr_get(struct srv_share *sh, int fd, const char *entry, const char *name,
+		 const struct srv_ident *back, struct srv_attr *a);
+/*
+ * Keep attrib (0: as they are) and btime (0: as it is) on the open file
+ * fd whose attributes a holds. -EINVAL: TEMPORARY on a directory.
+ */
+int srv_attr_set(struct srv_share *sh, int fd, const struct srv_attr *a, uint32_t attrib,
+		 uint64_t btime);
+/* The wire view; initial_alloc: an open's AllocationSize (0: none). */
 struct fscc_info;
-void srv_stat_to_info(const struct stat *st, struct fscc_info *fi);
+void srv_attr_to_info(const struct srv_attr *a, uint64_t initial_alloc, struct fscc_info *fi);
+/* The DOS options of a share: its own, the [global] ones, Samba's defaults. */
+void srv_dos_opts_resolve(struct srv_dos_opts *share, const struct srv_dos_opts *global);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "proto/fscc.h"
@@ -92,24 +93,12 @@ int srv_path_to_utf16(const char *path, bool lead, uint8_t *out, size_t cap)
 	return (int)off + n;
 }
 
-void srv_stat_to_info(const struct stat *st, struct fscc_info *fi)
+/* The last component of a share-relative path (for "hide dot files"). */
+static const char *base_name(const char *path)
 {
-	bool dir = S_ISDIR(st->st_mode);
+	const char *slash = strrchr(path, '/');
 
-	memset(fi, 0, sizeof(*fi));
-	fi->t.last_access = filetime_from_unix(st->st_atim.tv_sec, st->st_atim.tv_nsec);
-	fi->t.last_write = filetime_from_unix(st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
-	fi->t.change = filetime_from_unix(st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
-	fi->t.creation = fi->t.last_write < fi->t.change ? fi->t.last_write
-							 : fi->t.change;
-	fi->end_of_file = dir ? 0 : (uint64_t)st->st_size;
-	fi->allocation_size = dir ? 0 : (uint64_t)st->st_blocks * 512;
-	fi->attributes = dir ? FILE_ATTRIBUTE_DIRECTORY : FILE_ATTRIBUTE_ARCHIVE;
-	if (!(st->st_mode & 0222))
-		fi->attributes |= FILE_ATTRIBUTE_READONLY;
-	fi->nlink = (uint32_t)st->st_nlink;
-	fi->file_id = st->st_ino;
-	fi->directory = dir;
+	return slash ? slash + 1 : path;
 }
 
 /* ---- CREATE ---- */
@@ -152,6 +141,7 @@ static int not_found_err(const struct store_root *root, const char *path)
 struct create_ctxs {
 	bool mxac;
 	bool qfid;
+	uint64_t alloc;			/* AlSi: AllocationSize (0: none) */
 	struct srv_cache_req cache;
 	struct srv_durable_req durable;
 };
@@ -243,6 +233,10 @@ static int create_ctxs_parse(struct srv_req *req, const struct smb2_create_req *
 			cx->mxac = true;
 		} else if (!memcmp(tag, SMB2_CTX_QFID, 4)) {
 			cx->qfid = true;
+		} else if (!memcmp(tag, SMB2_CTX_ALSI, 4)) {
+			if (ctx[i].data.len != 8)
+				return -EINVAL;
+			cx->alloc = get_le64(ctx[i].data.p);
 		} else if (!memcmp(tag, SMB2_CTX_LEASE, 4)) {
 			/* leases are SMB 2.1 and later; v2 is SMB 3 */
 			if (!(req->conn->server_caps & SMB2_GLOBAL_CAP_LEASING))
@@ -367,18 +361,23 @@ static int create_answer(struct srv_req *req, struct srv_open *o, const struct c
 			 uint32_t action)
 {
 	struct smb2_create_rsp rsp = { 0 };
+	char path[SRV_PATH_MAX];
 	uint8_t ctxbuf[512];
 	struct fscc_info fi;
+	struct srv_attr a;
 	size_t ctxlen;
-	struct stat st;
 	int ret;
 
-	if (fstat(o->fd, &st))
-		return -errno;
-	ret = create_ctxs_answer(req, cx, o, &st, ctxbuf, sizeof(ctxbuf), &ctxlen);
+	ret = srv_file_path(o->file, path, sizeof(path));
 	if (ret)
 		return ret;
-	srv_stat_to_info(&st, &fi);
+	ret = srv_attr_get(o->share, o->fd, NULL, base_name(path), req->tree->ident, &a);
+	if (ret)
+		return ret;
+	ret = create_ctxs_answer(req, cx, o, &a.st, ctxbuf, sizeof(ctxbuf), &ctxlen);
+	if (ret)
+		return ret;
+	srv_attr_to_info(&a, o->initial_alloc, &fi);
 	rsp.oplock = srv_oplock_level(o);
 	rsp.action = action;
 	rsp.t = fi.t;
@@ -456,6 +455,69 @@ static int create_join_file(struct srv_req *req, struct srv_open *o,
 	return ret;
 }
 
+/*
+ * What an existing file's DOS attributes refuse, as Samba's open does:
+ * an overwrite that would drop HIDDEN or SYSTEM (as kept in the xattr),
+ * writing a READONLY file (what only MAXIMUM_ALLOWED asked for is
+ * dropped, as Windows does), deleting it on close.
+ */
+static int create_attr_checks(struct srv_share *sh, int fd, const char *path,
+			      const struct smb2_create_req *r, bool truncate, uint32_t *access,
+			      const struct srv_ident *id)
+{
+	const uint32_t keep = FILE_ATTRIBUTE_HIDDEN | FILE_ATTRIBUTE_SYSTEM;
+	struct srv_attr a;
+	int ret;
+
+	ret = srv_attr_get(sh, fd, NULL, base_name(path), id, &a);
+	if (ret)
+		return ret;
+	if ((r->disposition == FILE_OVERWRITE || r->disposition == FILE_OVERWRITE_IF) &&
+	    a.stored & keep & ~r->file_attributes)
+		return -EACCES;
+	if (!(a.attrib & FILE_ATTRIBUTE_READONLY))
+		return 0;
+	if (truncate || r->desired_access & (DATA_WRITE | GENERIC_WRITE | GENERIC_ALL))
+		return -EACCES;
+	if (r->options & FILE_DELETE_ON_CLOSE && !sh->dos.delete_readonly)
+		return -E_SMB_CANNOT_DELETE;
+	*access &= ~DATA_WRITE;
+	return 0;
+}
+
+/*
+ * A file made or overwritten takes the CREATE's FileAttributes, ARCHIVE
+ * added to a file's (as Samba; failures do not fail the create there).
+ */
+static void create_set_attrs(struct srv_share *sh, struct srv_open *o, const char *path,
+			     uint32_t attrib, const struct srv_ident *id)
+{
+	struct srv_attr a;
+	int ret;
+
+	ret = srv_attr_get(sh, o->fd, NULL, base_name(path), id, &a);
+	if (!ret) {
+		attrib = o->is_dir ? attrib | FILE_ATTRIBUTE_DIRECTORY
+				   : (attrib & ~FILE_ATTRIBUTE_DIRECTORY) | FILE_ATTRIBUTE_ARCHIVE;
+		ret = srv_attr_set(sh, o->fd, &a, attrib, 0);
+	}
+	if (ret)
+		pr_debug("share [%s]: %s: attributes not set: %s", sh->name, path,
+			 strerror(-ret));
+}
+
+/* Room for an AllocationSize asked at create (Samba checks, allocates not). */
+static int create_alloc_room(struct srv_share *sh, uint64_t alloc)
+{
+	struct statvfs sv;
+	int ret;
+
+	ret = store_statvfs(&sh->root, &sv);
+	if (ret)
+		return ret;
+	return alloc > (uint64_t)sv.f_bavail * sv.f_frsize ? -ENOSPC : 0;
+}
+
 int smb_create(struct srv_req *req)
 {
 	struct srv_tree *t = req->tree;
@@ -489,6 +551,9 @@ int smb_create(struct srv_req *req)
 		return -EINVAL;
 	if (r.options & FILE_OPEN_BY_FILE_ID)
 		return -EOPNOTSUPP;
+	/* no temporary directory (Samba: an IFS kit test) */
+	if (r.options & FILE_DIRECTORY_FILE && r.file_attributes & FILE_ATTRIBUTE_TEMPORARY)
+		return -EINVAL;
 	ret = srv_path_from_utf16(r.name.p, r.name.len, path, sizeof(path));
 	if (ret)
 		return ret;
@@ -540,6 +605,10 @@ int smb_create(struct srv_req *req)
 			return -EACCES;
 		if (!*path)
 			return -EINVAL;
+		/* a new READONLY file may not be deleted on close: not made */
+		if (!(r.options & FILE_DIRECTORY_FILE) && r.options & FILE_DELETE_ON_CLOSE &&
+		    r.file_attributes & FILE_ATTRIBUTE_READONLY && !sh->dos.delete_readonly)
+			return -E_SMB_CANNOT_DELETE;
 		if (r.options & FILE_DIRECTORY_FILE) {
 			ret = store_mkdir(&sh->root, path, 0755);
 			if (ret == -ENOENT)
@@ -551,6 +620,11 @@ int smb_create(struct srv_req *req)
 		action = FILE_CREATED;
 	}
 
+	if (cx.alloc && (!exists || truncate) && !(r.options & FILE_DIRECTORY_FILE)) {
+		ret = create_alloc_room(sh, cx.alloc);
+		if (ret)
+			return ret;
+	}
 	if (exists && access & DELETE_ACCESS) {
 		/* as the kernel would judge an unlink by this user, now */
 		ret = store_may_delete(&sh->root, path, &st);
@@ -578,6 +652,12 @@ int smb_create(struct srv_req *req)
 	if (!is_dir && !S_ISREG(st.st_mode)) {
 		ret = -EACCES;		/* devices, fifos, sockets are not served */
 		goto out_close_fd;
+	}
+	if (action != FILE_CREATED && !is_dir &&
+	    (access & DATA_WRITE || truncate || r.options & FILE_DELETE_ON_CLOSE)) {
+		ret = create_attr_checks(sh, fd, path, &r, truncate, &access, t->ident);
+		if (ret)
+			goto out_close_fd;
 	}
 	/* O_NONBLOCK only guarded the open; io_uring would honour it */
 	if (!is_dir && !path_only && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
@@ -625,6 +705,11 @@ int smb_create(struct srv_req *req)
 			goto out_leave_file;
 		}
 	}
+	if (action != FILE_OPENED)
+		create_set_attrs(sh, o, path, r.file_attributes, t->ident);
+	/* as Samba: what it asked for, reported while it is more than the file has */
+	if (action != FILE_OPENED && !is_dir)
+		o->initial_alloc = cx.alloc;
 	snprintf(o->owner, sizeof(o->owner), "%s", req->sess->user);
 	ret = srv_open_insert(req->sess, t, o);
 	if (ret)
@@ -661,17 +746,21 @@ int smb_close(struct srv_req *req)
 {
 	struct smb2_close_rsp rsp = { 0 };
 	struct smb2_close_req r;
+	char path[SRV_PATH_MAX];
 	struct srv_open *o;
 	struct fscc_info fi;
-	struct stat st;
+	struct srv_attr a;
 	int ret;
 
 	smb2_close_req_decode(req->pdu, req->len, &r);
 	ret = srv_req_open(req, &r.fid, &o);
 	if (ret)
 		return ret;
-	if (r.flags & SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB && !fstat(o->fd, &st)) {
-		srv_stat_to_info(&st, &fi);
+	/* not as the user (CLOSE needs no identity): the attributes of its file */
+	if (r.flags & SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB &&
+	    !srv_file_path(o->file, path, sizeof(path)) &&
+	    !srv_attr_get(o->share, o->fd, NULL, base_name(path), NULL, &a)) {
+		srv_attr_to_info(&a, 0, &fi);
 		rsp.flags = SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB;
 		rsp.t = fi.t;
 		rsp.allocation_size = fi.allocation_size;

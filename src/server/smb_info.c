@@ -18,13 +18,35 @@
 #define NAME16_MAX (4096 * 2 + 2)
 #define QD_MAX_OUTPUT SMB2_MAX_IO_SIZE
 
-static int open_info(struct srv_open *o, struct fscc_info *fi)
+/* The last component of a share-relative path (for "hide dot files"). */
+static const char *base_name(const char *path)
 {
-	struct stat st;
+	const char *slash = strrchr(path, '/');
 
-	if (fstat(o->fd, &st))
-		return -errno;
-	srv_stat_to_info(&st, fi);
+	return slash ? slash + 1 : path;
+}
+
+/* The DOS view of an open's file, as the request's identity. */
+static int open_attr(struct srv_req *req, struct srv_open *o, struct srv_attr *a)
+{
+	char path[4096];
+	int ret;
+
+	ret = srv_file_path(o->file, path, sizeof(path));
+	if (ret)
+		return ret;
+	return srv_attr_get(o->share, o->fd, NULL, base_name(path), req->tree->ident, a);
+}
+
+static int open_info(struct srv_req *req, struct srv_open *o, struct fscc_info *fi)
+{
+	struct srv_attr a;
+	int ret;
+
+	ret = open_attr(req, o, &a);
+	if (ret)
+		return ret;
+	srv_attr_to_info(&a, o->initial_alloc, fi);
 	fi->access = o->access;
 	fi->position = o->position;
 	fi->mode = o->mode;
@@ -55,6 +77,27 @@ static int finish_out_buf(struct srv_req *req, struct wcur *d, uint32_t limit,
 	return ret;
 }
 
+/*
+ * A name that is its own 8.3 name, by Samba's rule (is_8_3): at most 8
+ * characters, a dot and 3 more; printable ASCII but " *+,/:;<=>?[\]|".
+ * rdaxd makes no short names for others.
+ */
+static bool is_8_3(const char *name)
+{
+	const char *dot = strchr(name, '.');
+	size_t len = strlen(name);
+
+	if (!len || len > 12)
+		return false;
+	if (!dot ? len > 8 : dot - name > 8 || len - (size_t)(dot - name) - 1 > 3 ||
+			      !dot[1] || strchr(dot + 1, '.'))
+		return false;
+	for (; *name; name++)
+		if (*name < 0x20 || *name > 0x7e || strchr("*\\/?<>|\":+,[];= ", *name))
+			return false;
+	return true;
+}
+
 static int query_file(struct srv_req *req, struct srv_open *o,
 		      const struct smb2_query_info_req *r, struct wcur *d)
 {
@@ -63,7 +106,7 @@ static int query_file(struct srv_req *req, struct srv_open *o,
 	struct fscc_info fi;
 	int ret, nlen = 0;
 
-	ret = open_info(o, &fi);
+	ret = open_info(req, o, &fi);
 	if (ret)
 		return ret;
 	if (r->info_class == FileAllInformation ||
@@ -73,6 +116,15 @@ static int query_file(struct srv_req *req, struct srv_open *o,
 		if (ret)
 			return ret;
 		nlen = srv_path_to_utf16(path, true, name16, sizeof(name16));
+		if (nlen < 0)
+			return nlen;
+	} else if (r->info_class == FileAlternateNameInformation) {
+		ret = srv_file_path(o->file, path, sizeof(path));
+		if (ret)
+			return ret;
+		if (!is_8_3(base_name(path)))
+			return -E_SMB_OBJECT_NAME_NOT_FOUND;	/* as Windows: no short name */
+		nlen = srv_path_to_utf16(base_name(path), false, name16, sizeof(name16));
 		if (nlen < 0)
 			return nlen;
 	}
@@ -149,55 +201,61 @@ int smb_query_info(struct srv_req *req)
 
 /* ---- SET_INFO ---- */
 
-static int set_basic(struct srv_open *o, const struct smb2_buf *b)
+/*
+ * FileBasicInformation, in Samba's order: the attributes (0: as they
+ * are; TEMPORARY on a directory: STATUS_INVALID_PARAMETER), then the
+ * times. CreationTime is kept with the attributes; ChangeTime cannot be
+ * set (it is the write time, as Samba answers it).
+ */
+static int set_basic(struct srv_req *req, struct srv_open *o, const struct smb2_buf *b)
 {
 	struct timespec ts[2], *pa = NULL, *pm = NULL;
-	uint64_t atime, mtime;
+	uint64_t ctime, atime, mtime;
+	struct srv_attr a;
 	uint32_t attrs;
-	struct stat st;
 	int64_t sec;
 	long nsec;
+	int ret;
 
 	if (b->len < 36)
 		return -E_SMB_INFO_LENGTH_MISMATCH;
 	if (!(o->access & FILE_WRITE_ATTRIBUTES))
 		return -EACCES;
+	ctime = get_le64(b->p);
 	atime = get_le64(b->p + 8);
 	mtime = get_le64(b->p + 16);
 	attrs = get_le32(b->p + 32);
+	ret = open_attr(req, o, &a);
+	if (ret)
+		return ret;
+	if (attrs) {
+		attrs = o->is_dir ? attrs | FILE_ATTRIBUTE_DIRECTORY
+				  : attrs & ~FILE_ATTRIBUTE_DIRECTORY;
+		if (attrs == a.attrib)
+			attrs = 0;
+	}
 	/* 0: leave alone; -1 / -2: stop / resume automatic updates */
+	if (ctime >= UINT64_MAX - 1)
+		ctime = 0;
+	if (attrs || ctime) {
+		ret = srv_attr_set(o->share, o->fd, &a, attrs, ctime);
+		if (ret)
+			return ret;
+	}
 	if (atime && atime < UINT64_MAX - 1) {
-		filetime_to_unix(atime, &sec, &nsec);
+		filetime_to_unix(atime > INT64_MAX ? INT64_MAX : atime, &sec, &nsec);
 		ts[0].tv_sec = sec;
 		ts[0].tv_nsec = nsec;
 		pa = &ts[0];
 	}
 	if (mtime && mtime < UINT64_MAX - 1) {
-		filetime_to_unix(mtime, &sec, &nsec);
+		filetime_to_unix(mtime > INT64_MAX ? INT64_MAX : mtime, &sec, &nsec);
 		ts[1].tv_sec = sec;
 		ts[1].tv_nsec = nsec;
 		pm = &ts[1];
 	}
-	if (pa || pm) {
-		int ret = store_set_times(o->fd, pa, pm);
-
-		if (ret)
-			return ret;
-	}
-	if (attrs && !fstat(o->fd, &st)) {
-		mode_t m = st.st_mode & 07777;
-
-		if (attrs & FILE_ATTRIBUTE_READONLY)
-			m &= (mode_t)~0222;
-		else if (!(m & 0200))
-			m |= 0200;
-		if (m == (st.st_mode & 07777))
-			return 0;
-		if (o->path_only)
-			return -EACCES;		/* no data access: not its owner */
-		if (fchmod(o->fd, m))
-			return -errno;
-	}
+	if (pa || pm)
+		return store_set_times(o->fd, pa, pm);
 	return 0;
 }
 
@@ -217,10 +275,22 @@ static int dir_is_empty(int fd)
 	return ret == 0 ? 1 : ret == 1 ? 0 : ret;
 }
 
-static int set_disposition(struct srv_open *o, bool del)
+/* FileDispositionInformationEx ([MS-FSCC] 2.4.12): deleted though READONLY */
+#define FILE_DISPOSITION_IGNORE_READONLY_ATTRIBUTE 0x10u
+
+static int set_disposition(struct srv_req *req, struct srv_open *o, bool del, bool ignore_ro)
 {
+	struct srv_attr a;
 	int ret;
 
+	/* as Samba: a READONLY file cannot be deleted, whatever the access */
+	if (del && !ignore_ro && !o->share->dos.delete_readonly) {
+		ret = open_attr(req, o, &a);
+		if (ret)
+			return ret;
+		if (a.attrib & FILE_ATTRIBUTE_READONLY)
+			return -E_SMB_CANNOT_DELETE;
+	}
 	if (!(o->access & DELETE_ACCESS))
 		return -EACCES;
 	if (del && o->is_dir) {
@@ -331,17 +401,18 @@ int smb_set_info(struct srv_req *req)
 		return -EOPNOTSUPP;
 	switch (r.info_class) {
 	case FileBasicInformation:
-		ret = set_basic(o, &r.data);
+		ret = set_basic(req, o, &r.data);
 		break;
 	case FileDispositionInformation:
 		if (r.data.len < 1)
 			return -E_SMB_INFO_LENGTH_MISMATCH;
-		ret = set_disposition(o, r.data.p[0] & 1);
+		ret = set_disposition(req, o, r.data.p[0] & 1, false);
 		break;
 	case FileDispositionInformationEx:
 		if (r.data.len < 4)
 			return -E_SMB_INFO_LENGTH_MISMATCH;
-		ret = set_disposition(o, get_le32(r.data.p) & 1);
+		ret = set_disposition(req, o, get_le32(r.data.p) & 1,
+				      get_le32(r.data.p) & FILE_DISPOSITION_IGNORE_READONLY_ATTRIBUTE);
 		break;
 	case FileRenameInformation:
 		ret = set_rename(req, o, &r.data, false);
@@ -445,15 +516,14 @@ static bool has_wildcard(const char *p)
 	return strpbrk(p, "*?<>\"") != NULL;
 }
 
-/* stat one entry; ".." of the share root reports the root itself. */
-static int entry_stat(struct srv_open *o, const char *name, struct stat *st,
-		      bool at_root)
+/* One entry's DOS view; ".." of the share root reports the root itself. */
+static int entry_attr(struct srv_req *req, struct srv_open *o, const char *name,
+		      bool at_root, struct srv_attr *a)
 {
-	if (!strcmp(name, "..") && at_root)
-		name = ".";
-	if (!o->dir)
-		return fstatat(o->fd, name, st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
-	return store_dir_stat(o->dir, name, st);
+	int fd = o->dir ? store_dir_fd(o->dir) : o->fd;
+
+	return srv_attr_get(o->share, fd, !strcmp(name, "..") && at_root ? "." : name, name,
+			    req->tree->ident, a);
 }
 
 static int query_directory(struct srv_req *req, struct srv_open *o,
@@ -482,7 +552,7 @@ static int query_directory(struct srv_req *req, struct srv_open *o,
 {
 	struct smb2_query_dir_req r = *rq;
 	struct fscc_info fi;
-	struct stat st;
+	struct srv_attr a;
 	struct wcur d;
 	uint8_t name16[512];
 	char pat[1024], path[4096];
@@ -537,9 +607,9 @@ static int query_directory(struct srv_req *req, struct srv_open *o,
 		/* exact name: one lookup, no directory scan */
 		o->enum_started = true;
 		o->enum_done = true;
-		if (strchr(o->pattern, '/') || entry_stat(o, o->pattern, &st, at_root))
+		if (strchr(o->pattern, '/') || entry_attr(req, o, o->pattern, at_root, &a))
 			return restart ? -E_SMB_NO_SUCH_FILE : -E_SMB_NO_MORE_FILES;
-		srv_stat_to_info(&st, &fi);
+		srv_attr_to_info(&a, 0, &fi);
 		n = utf8_to_utf16le(o->pattern, name16, sizeof(name16));
 		if (n < 0)
 			return -E_SMB_NO_SUCH_FILE;
@@ -568,12 +638,12 @@ static int query_directory(struct srv_req *req, struct srv_open *o,
 				break;
 			}
 		}
-		if (!wild_match(o->pattern, name) || entry_stat(o, name, &st, at_root))
+		if (!wild_match(o->pattern, name) || entry_attr(req, o, name, at_root, &a))
 			goto next;
 		n = utf8_to_utf16le(name, name16, sizeof(name16));
 		if (n < 0)
 			goto next;	/* not representable: skip */
-		srv_stat_to_info(&st, &fi);
+		srv_attr_to_info(&a, 0, &fi);
 		off = fscc_dirent_encode(&d, limit, r.info_class, &fi, name16, (uint32_t)n);
 		if (off == -ENOSPC) {
 			if (!o->pending_name) {

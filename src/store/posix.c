@@ -16,7 +16,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "store/store.h"
@@ -218,6 +221,97 @@ int store_may_delete(const struct store_root *r, const char *rel,
 	}
 	close(pfd);
 	return ret;
+}
+
+int store_access_at(int fd, const char *name, int mode)
+{
+	if (!name)
+		return access_fd(fd, mode);
+	if (!syscall(SYS_faccessat2, fd, name, mode, AT_EACCESS | AT_SYMLINK_NOFOLLOW))
+		return 0;
+	return errno == ENOSYS ? 0 : -errno;
+}
+
+int store_statx(int fd, const char *name, struct stat *st, struct timespec *btime)
+{
+	int flags = AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT;
+	struct statx x;
+
+	if (!name) {
+		name = "";
+		flags |= AT_EMPTY_PATH;
+	}
+	if (statx(fd, name, flags, STATX_BASIC_STATS | STATX_BTIME, &x))
+		return -errno;
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(x.stx_dev_major, x.stx_dev_minor);
+	st->st_ino = x.stx_ino;
+	st->st_mode = x.stx_mode;
+	st->st_nlink = x.stx_nlink;
+	st->st_uid = x.stx_uid;
+	st->st_gid = x.stx_gid;
+	st->st_rdev = makedev(x.stx_rdev_major, x.stx_rdev_minor);
+	st->st_size = (off_t)x.stx_size;
+	st->st_blksize = x.stx_blksize;
+	st->st_blocks = (blkcnt_t)x.stx_blocks;
+	st->st_atim = (struct timespec){ x.stx_atime.tv_sec, x.stx_atime.tv_nsec };
+	st->st_mtim = (struct timespec){ x.stx_mtime.tv_sec, x.stx_mtime.tv_nsec };
+	st->st_ctim = (struct timespec){ x.stx_ctime.tv_sec, x.stx_ctime.tv_nsec };
+	if (x.stx_mask & STATX_BTIME)
+		*btime = (struct timespec){ x.stx_btime.tv_sec, x.stx_btime.tv_nsec };
+	else
+		*btime = (struct timespec){ 0, -1 };
+	return 0;
+}
+
+/*
+ * The extended attributes of an entry go through the directory's own
+ * descriptor (/proc/self/fd/N/NAME): one lookup of one component, which
+ * cannot leave the directory; an O_PATH descriptor's through its link.
+ */
+static int fd_path(int fd, const char *name, char *buf, size_t len)
+{
+	int n;
+
+	if (name && (!*name || strchr(name, '/') || !strcmp(name, "..")))
+		return -EINVAL;
+	n = name ? snprintf(buf, len, "/proc/self/fd/%d/%s", fd, name)
+		 : snprintf(buf, len, "/proc/self/fd/%d", fd);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+ssize_t store_getxattr(int fd, const char *name, const char *key, void *buf,
+		       size_t len)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int ret;
+
+	if (!name) {
+		n = fgetxattr(fd, key, buf, len);
+		if (n >= 0 || errno != EBADF)
+			return n < 0 ? -errno : n;
+	}
+	ret = fd_path(fd, name, path, sizeof(path));
+	if (ret)
+		return ret;
+	n = name ? lgetxattr(path, key, buf, len) : getxattr(path, key, buf, len);
+	return n < 0 ? -errno : n;
+}
+
+int store_setxattr(int fd, const char *key, const void *val, size_t len)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	if (!fsetxattr(fd, key, val, len, 0))
+		return 0;
+	if (errno != EBADF)
+		return -errno;
+	ret = fd_path(fd, NULL, path, sizeof(path));
+	if (ret)
+		return ret;
+	return setxattr(path, key, val, len, 0) ? -errno : 0;
 }
 
 int store_statvfs(const struct store_root *r, struct statvfs *sv)
@@ -574,9 +668,9 @@ void store_dir_rewind(struct store_dir *d)
 	rewinddir(d->dir);
 }
 
-int store_dir_stat(struct store_dir *d, const char *name, struct stat *st)
+int store_dir_fd(const struct store_dir *d)
 {
-	return fstatat(d->fd, name, st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+	return d->fd;
 }
 
 void store_dir_close(struct store_dir **d)

@@ -44,6 +44,24 @@ int store_access(const struct store_root *r, const char *rel, int mode);
 int store_may_delete(const struct store_root *r, const char *rel,
 		     const struct stat *st);
 
+/*
+ * Metadata of an open file (name NULL) or of the entry name of the open
+ * directory fd (one component: no '/', not ".."), a final symlink not
+ * followed. fd may be an O_PATH descriptor.
+ *
+ * store_statx: stat(2), and the birth time where the file system keeps
+ * one (else btime->tv_nsec is -1).
+ * store_getxattr / store_setxattr: an extended attribute; the size read
+ * or 0, or -errno (-ENODATA: none; -EOPNOTSUPP: the file system has no
+ * such attributes).
+ * store_access_at: faccessat2 mode with the calling thread's identity.
+ */
+int store_statx(int fd, const char *name, struct stat *st, struct timespec *btime);
+ssize_t store_getxattr(int fd, const char *name, const char *key, void *buf,
+		       size_t len);
+int store_setxattr(int fd, const char *key, const void *val, size_t len);
+int store_access_at(int fd, const char *name, int mode);
+
 /* Data and metadata on an open file. */
 ssize_t store_pread(int fd, void *buf, size_t len, uint64_t off);
 ssize_t store_pwrite(int fd, const void *buf, size_t len, uint64_t off,
@@ -76,8 +94,8 @@ int store_dir_open(int fd, struct store_dir **out);
 /* Next name ("." and ".." included); 1 = entry, 0 = end, -errno. */
 int store_dir_next(struct store_dir *d, const char **name);
 void store_dir_rewind(struct store_dir *d);
-/* stat of an entry of the directory. */
-int store_dir_stat(struct store_dir *d, const char *name, struct stat *st);
+/* Its descriptor, for store_statx and store_getxattr of its entries. */
+int store_dir_fd(const struct store_dir *d);
 void store_dir_close(struct store_dir **d);
 
 #endif

@@ -17,14 +17,10 @@ smb2.durable-v2-open smb2.sharemode smb2.lock smb2.rename"}
 
 # What rdaxd does not do yet, by test. A listed test that passes against
 # rdaxd fails here: delete its line.
-NEEDS="
-smb2.durable-open.alloc-size dos-attributes
-smb2.durable-open.read-only dos-attributes
-"
+NEEDS=""
 needs() { echo "$NEEDS" | awk -v t="$1" '$1 == t { print $2 }'; }
 needs_why() {
 	case $1 in
-	dos-attributes) echo "needs DOS attributes and allocation sizes kept per file (FILE_ATTRIBUTE_READONLY at create, AlSi), not offered yet" ;;
 	*) echo "needs $1" ;;
 	esac
 }
