@@ -572,12 +572,13 @@ grant:
 		granted = 0;	/* an attributes-only open of a file gets no oplock */
 	} else if (o->is_dir) {
 		granted = 0;	/* no oplocks; directory leases: R and H only */
-		if (lc && srv->cfg->leases && srv->cfg->dir_leases)
+		if (lc && srv->cfg->leases && srv->cfg->dir_leases && f->share->oplocks)
 			granted = lc->state & (R | H);
 		if (!(granted & R))
 			granted = 0;
 	} else if (lc) {
-		granted = srv->cfg->leases ? lc->state : 0;
+		/* as Samba: a share's "oplocks = no" turns its leases off too */
+		granted = srv->cfg->leases && f->share->oplocks ? lc->state : 0;
 		if (!(granted & (R | W)) || granted == W || granted == (W | H))
 			granted = 0;
 	} else {

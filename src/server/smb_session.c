@@ -103,7 +103,7 @@ static int negotiate_reply(struct srv_req *req, uint16_t dialect,
 	if (dialect >= SMB2_DIALECT_300 && dialect != SMB2_DIALECT_WILDCARD &&
 	    srv_config_has_ca(cfg))
 		r.capabilities |= SMB2_GLOBAL_CAP_PERSISTENT_HANDLES;
-	if (multi && cfg->leases) {
+	if (multi && cfg->leases && cfg->oplocks) {
 		r.capabilities |= SMB2_GLOBAL_CAP_LEASING;
 		if (dialect >= SMB2_DIALECT_300 && cfg->dir_leases)
 			r.capabilities |= SMB2_GLOBAL_CAP_DIRECTORY_LEASING;

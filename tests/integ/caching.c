@@ -505,6 +505,35 @@ static void case_persist(void)
 	raw_close(&a2);
 }
 
+/* On a share with "oplocks = no": neither a lease nor an oplock, as Samba. */
+static void case_nolease(void)
+{
+	struct raw a;
+	struct cr_out o;
+	uint8_t key[16], ctx[256], ga[16];
+	size_t n;
+
+	fill(ga, 0xC3);
+	if (session(&a, &user1, ga))
+		return;
+	fill(key, 0x7C);
+	n = contexts(ctx, sizeof(ctx), key, SMB2_LEASE_RWH, NULL, 0, NULL);
+	create(&a, "nolease.txt", FILE_GENERIC_READ | FILE_GENERIC_WRITE, FILE_OVERWRITE_IF,
+	       SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &o);
+	EXPECT(!o.status && o.oplock == SMB2_OPLOCK_LEVEL_NONE && !o.lease,
+	       "an RWH lease asked for: the open works, with no lease (%s, oplock %u, lease %d)",
+	       raw_sname(o.status), o.oplock, o.lease);
+	if (!o.status)
+		raw_close_fid(&a, &o.fid);
+	create(&a, "nolease.txt", FILE_GENERIC_READ | FILE_GENERIC_WRITE, FILE_OPEN,
+	       SMB2_OPLOCK_LEVEL_BATCH, NULL, 0, &o);
+	EXPECT(!o.status && o.oplock == SMB2_OPLOCK_LEVEL_NONE,
+	       "a batch oplock asked for: none (%s, oplock %u)", raw_sname(o.status), o.oplock);
+	if (!o.status)
+		raw_close_fid(&a, &o.fid);
+	raw_close(&a);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(void);
@@ -513,6 +542,7 @@ static const struct {
 	{ "acks", case_acks },
 	{ "reconnect", case_reconnect },
 	{ "flood", case_flood },
+	{ "nolease", case_nolease },
 };
 
 int main(int argc, char **argv)
@@ -520,7 +550,7 @@ int main(int argc, char **argv)
 	size_t i;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: caching HOST PORT SHARE acks|reconnect|flood|persist\n");
+		fprintf(stderr, "usage: caching HOST PORT SHARE acks|reconnect|flood|persist|nolease\n");
 		return 2;
 	}
 	host = argv[1];

@@ -5,7 +5,8 @@
 # durable reconnects with a wrong CreateGuid, a forged lease key or by
 # another user, and a flood of opens that each wait for a break, bounded
 # per connection. rdaxd keeps serving, and afterwards holds nothing: no
-# connection, session, open, lease or disconnected durable open.
+# connection, session, open, lease or disconnected durable open. A share
+# with "oplocks = no" grants neither leases nor oplocks, as in Samba.
 . "$(dirname "$0")/lib.sh"
 BIN=$B/tests/caching
 [ -x "$BIN" ] || die "$BIN not built (make tests)"
@@ -15,8 +16,26 @@ make_user "$T/passdb" bob 'cache pw bob'
 share_dir "$T/share"
 chmod 0777 "$T/share"
 export CACHE_USER=alice CACHE_PW='cache pw alice' CACHE_USER2=bob CACHE_PW2='cache pw bob'
-start_rdaxd srv -v --share data="$T/share" --passdb "$T/passdb"
+share_dir "$T/nolease"
+cat >"$T/srv.conf" <<CONF
+[global]
+	passdb file = $T/passdb
+[data]
+	path = $T/share
+	read only = no
+[nolease]
+	path = $T/nolease
+	read only = no
+	oplocks = no
+CONF
+start_rdaxd srv -v --config "$T/srv.conf"
 log=$T/srv.log
+
+"$BIN" 127.0.0.1 "$PORT" nolease nolease >"$T/nolease.out" 2>&1
+rc=$?
+sed 's/^/    /' "$T/nolease.out"
+[ $rc = 0 ] && ok "oplocks = no on a share: no lease, no oplock there" ||
+	not_ok "a share with oplocks = no (exit $rc)"
 
 for c in acks reconnect flood; do
 	"$BIN" 127.0.0.1 "$PORT" data "$c" >"$T/$c.out" 2>&1
