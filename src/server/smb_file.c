@@ -212,14 +212,15 @@ static int durable_ctxs(const struct smb2_create_ctx *ctx, int n, struct create_
 	return 0;
 }
 
-static int create_ctxs_parse(struct srv_req *req, const struct smb2_create_req *r,
-			     struct create_ctxs *cx)
+static int create_ctxs_parse(struct srv_req *req, const struct srv_share *sh,
+			     const struct smb2_create_req *r, struct create_ctxs *cx)
 {
 	struct smb2_create_ctx ctx[SMB2_MAX_CREATE_CTX];
 	int i, n, ret;
 
 	memset(cx, 0, sizeof(*cx));
-	cx->cache.oplock = r->oplock;
+	/* as Samba: on a share with oplocks = no, a lease is not asked for either */
+	cx->cache.oplock = sh->oplocks ? r->oplock : SMB2_OPLOCK_LEVEL_NONE;
 	n = smb2_create_ctx_parse(r->contexts.p, r->contexts.len, ctx,
 				  SMB2_MAX_CREATE_CTX);
 	if (n < 0)
@@ -239,7 +240,7 @@ static int create_ctxs_parse(struct srv_req *req, const struct smb2_create_req *
 			cx->alloc = get_le64(ctx[i].data.p);
 		} else if (!memcmp(tag, SMB2_CTX_LEASE, 4)) {
 			/* leases are SMB 2.1 and later; v2 is SMB 3 */
-			if (!(req->conn->server_caps & SMB2_GLOBAL_CAP_LEASING))
+			if (!(req->conn->server_caps & SMB2_GLOBAL_CAP_LEASING) || !sh->oplocks)
 				continue;
 			if (smb2_lease_ctx_decode(ctx[i].data.p, ctx[i].data.len,
 						  &cx->cache.lc))
@@ -536,7 +537,7 @@ int smb_create(struct srv_req *req)
 		return -EINVAL;
 	if (sh->ipc)
 		return -ENOENT;		/* no named pipes */
-	ret = create_ctxs_parse(req, &r, &cx);
+	ret = create_ctxs_parse(req, sh, &r, &cx);
 	if (ret)
 		return ret;
 	/* a reconnect looks at the FileId, the lease and the name only */
