@@ -169,6 +169,7 @@ struct rdax_conn {
 	unsigned int nchan;		/* channels set up (live or dead) */
 	unsigned int rr;		/* where the channel choice starts */
 	bool dispatching;		/* inside a transport's event handler */
+	bool sending;			/* inside send_queued */
 	uint16_t channel_seq;		/* Session.ChannelSequence */
 	/* RDMA devices of its SMB-Direct channels */
 	struct cli_rdev rdevs[CLI_MAX_RDEV];

@@ -489,12 +489,16 @@ static int send_queued(struct rdax_conn *c)
 	bool fatal, waiting;
 	int ret;
 
+	/* an event handled while a window is bound does not send meanwhile */
+	if (c->sending)
+		return c->broken ? -ENOTCONN : 0;
+	c->sending = true;
 	while (!list_empty(&c->sendq) && !c->broken) {
 		ch = list_entry(c->sendq.next, struct cli_chain, link);
 		chan = pick_chan(c, ch, &waiting);
 		if (!chan) {
 			if (waiting)
-				return 0;	/* responses bring credits */
+				break;		/* responses bring credits */
 			list_del(&ch->link);
 			chain_finish(c, ch, ch->pin ?
 				     cli_err(c, -ENOTCONN, "its channel to %s is gone",
@@ -502,16 +506,21 @@ static int send_queued(struct rdax_conn *c)
 				     credits_err(c, chain_charge(ch)));
 			continue;
 		}
+		/* off the queue while it is built: binding a window may wait */
+		list_del(&ch->link);
 		if (ch->encode) {
 			ret = chain_encode(c, chan, ch);
 			if (ret) {
-				list_del(&ch->link);
 				chain_finish(c, ch, ret);
+				continue;
+			}
+			if (chan->dead || c->broken) {
+				/* its channel failed meanwhile: it goes elsewhere */
+				list_add(&ch->link, &c->sendq);
 				continue;
 			}
 		}
 		cli_credits_take(&chan->cr, ch->charge, ch->n, ch->mid, ask);
-		list_del(&ch->link);
 		list_add_tail(&ch->link, &chan->inflight);
 		ch->chan = chan;
 		chan->ninflight++;
@@ -529,6 +538,7 @@ static int send_queued(struct rdax_conn *c)
 		cli_credits_return(&chan->cr, ch->charge, ch->n, ch->mid);
 		chain_finish(c, ch, ret);
 	}
+	c->sending = false;
 	return c->broken ? -ENOTCONN : 0;
 }
 
