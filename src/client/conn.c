@@ -769,10 +769,9 @@ int rdax_buf_reg(struct rdax_conn *c, void *addr, size_t len, struct rdax_buf **
 		if (ret)
 			goto out_dereg;
 	}
-	if (c->rdma) {
-		b->next = c->bufs;
-		c->bufs = b;
-	}
+	/* listed even without one: a later device registers it too */
+	b->next = c->bufs;
+	c->bufs = b;
 	*out = b;
 	return 0;
 out_dereg:
