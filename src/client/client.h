@@ -170,6 +170,7 @@ struct rdax_conn {
 	unsigned int rr;		/* where the channel choice starts */
 	bool dispatching;		/* inside a transport's event handler */
 	bool sending;			/* inside send_queued */
+	uint64_t next_tick;		/* SMB-Direct keep-alives due (ms) */
 	uint16_t channel_seq;		/* Session.ChannelSequence */
 	/* RDMA devices of its SMB-Direct channels */
 	struct cli_rdev rdevs[CLI_MAX_RDEV];

@@ -399,6 +399,8 @@ int cli_path16(const char *path, uint8_t *out, size_t cap)
 #define CLI_MC_USER_TIMEOUT_MS 5000
 #define CLI_MC_KEEPIDLE_S 1
 #define CLI_MC_KEEPINTVL_S 1
+/* SMB-Direct: a keep-alive after this long without a message, answered within as long */
+#define CLI_MC_SMBD_KEEPALIVE_MS 2500
 
 static void mc_socket_opts(const struct rdax_conn *c, int fd)
 {
@@ -488,6 +490,12 @@ int cli_rdma_open(struct rdax_conn *c, const char *host, unsigned int port,
 	int ret;
 
 	smbd_params_default(&prm);
+	if (c->cfg.channels > 1) {
+		/* a channel on a dead link fails within seconds, as TCP's do */
+		prm.keepalive_ms = CLI_MC_SMBD_KEEPALIVE_MS;
+		if (c->cfg.timeout_ms > 0 && c->cfg.timeout_ms < prm.keepalive_ms)
+			prm.keepalive_ms = c->cfg.timeout_ms;
+	}
 	ret = smbd_connect_pd(host, port, &prm, timeout_ms, cli_pd_for, c, &x);
 	if (ret == -ENXIO || ret == -EAGAIN) {
 		const char *why = NULL;

@@ -152,6 +152,7 @@ void cli_chain_end(struct rdax_conn *c, struct cli_chain *ch, struct wcur *w)
  */
 #define CLI_STATUS_FILE_NOT_AVAILABLE 0xC0000467u
 #define CLI_MAX_RESENDS 12
+#define CLI_TICK_MS 500
 #define CLI_RESEND_MAX_MS 1000
 
 static bool need_sign(const struct rdax_conn *c, const struct cli_chain *ch)
@@ -853,11 +854,64 @@ static void reap_dead(struct rdax_conn *c)
 		send_queued(c);
 }
 
+/*
+ * With several channels an SMB-Direct one whose link died must fail soon
+ * so its requests go again elsewhere: a queue pair learns of it only when
+ * it sends, so its keep-alive (short with channels: cli_rdma_open) is run
+ * from here. True when a channel failed.
+ */
+static bool tick_chans(struct rdax_conn *c)
+{
+	uint64_t now = cli_now_ms();
+	bool failed = false;
+	unsigned int i;
+	int ret;
+
+	if (now < c->next_tick)
+		return false;
+	c->next_tick = now + CLI_TICK_MS;
+	for (i = 0; i < c->nchan && !c->broken; i++) {
+		struct cli_chan *chan = &c->chans[i];
+
+		if (!chan->x || !chan_usable(chan) || !chan->xp->ops->tick)
+			continue;
+		ret = chan->xp->ops->tick(chan->xp, now);
+		if (ret < 0) {
+			cli_err(c, ret, "%s: SMB-Direct keep-alive: %s", chan->peer, strerror(-ret));
+			chan_fail(c, chan, ret);
+			failed = true;
+		}
+	}
+	return failed;
+}
+
+/* epoll_wait, ticking the SMB-Direct channels of a multichannel session */
+static int wait_events(struct rdax_conn *c, struct epoll_event *ev, int n, int timeout_ms,
+		       bool *failed)
+{
+	uint64_t end, now;
+	int got, step;
+
+	*failed = false;
+	if (!c->rdma || c->nchan < 2)
+		return epoll_wait(c->epfd, ev, n, timeout_ms);
+	now = cli_now_ms();
+	end = timeout_ms < 0 ? UINT64_MAX : now + (uint64_t)timeout_ms;
+	for (;;) {
+		step = end - now < CLI_TICK_MS ? (int)(end - now) : CLI_TICK_MS;
+		got = epoll_wait(c->epfd, ev, n, step);
+		*failed = tick_chans(c);
+		now = cli_now_ms();
+		if (got || *failed || c->broken || now >= end)
+			return got;
+	}
+}
+
 int cli_progress(struct rdax_conn *c, int timeout_ms)
 {
 	struct epoll_event ev[8];
 	int i, n, ret, pause;
-	bool short_wait = false;
+	bool short_wait = false, tick_failed;
 
 	if (c->broken)
 		return -ENOTCONN;
@@ -867,12 +921,16 @@ int cli_progress(struct rdax_conn *c, int timeout_ms)
 		timeout_ms = pause;
 		short_wait = true;
 	}
-	n = epoll_wait(c->epfd, ev, 8, timeout_ms);
+	n = wait_events(c, ev, 8, timeout_ms, &tick_failed);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	if (short_wait) {
 		delayed_due(c);
 		send_queued(c);
+	}
+	if (n == 0 && tick_failed && !c->broken) {
+		reap_dead(c);
+		return c->broken ? c->broken_err : 0;
 	}
 	if (n == 0)
 		return short_wait && !c->broken ? 0 : c->broken ? c->broken_err : -ETIMEDOUT;
