@@ -421,11 +421,15 @@ static int bind_channel(struct rdax_conn *c, const char *addr, bool rdma)
 /* The first connection's address in the form of a list entry. */
 static bool primary_addr(const struct rdax_conn *c, struct fsctl_netif *p)
 {
-	const char *peer = c->chans[0].peer;
+	const char *peer = c->chans[0].peer, *scheme;
 	char host[64];
 	const char *colon;
 
 	memset(p, 0, sizeof(*p));
+	/* an SMB-Direct transport names its peer rdma://address:port */
+	scheme = strstr(peer, "://");
+	if (scheme)
+		peer = scheme + 3;
 	if (peer[0] == '[') {
 		colon = strstr(peer, "]:");
 		if (!colon || colon - peer - 1 >= (long)sizeof(host))
