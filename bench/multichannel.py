@@ -276,7 +276,8 @@ def report(argv):
                 continue
             b1, b2 = one[0][dd]["bw_bytes"], two[0][dd]["bw_bytes"]
             ratio = b2 / b1 if b1 else None
-            split = ", ".join("%s %s %.0f%%" % (c["transport"], c["peer"].split(":")[0],
+            split = ", ".join("%s %s %.0f%%" % (c["transport"],
+                                                 c["peer"].split("://")[-1].split(":")[0],
                                                  100 * c["data_share"])
                               for c in two[0]["channels"])
             doc["ratios"].append({"setting": s, "workload": wl, "bw_bytes_1ch": b1,
