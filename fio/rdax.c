@@ -33,7 +33,7 @@ struct rdax_fio_options {
 	unsigned int guest;
 	unsigned int register_buffers;
 	unsigned int channels;
-	unsigned int rdma_channels;
+	char *rdma_channels;
 };
 
 struct rdax_fio_data {
@@ -139,10 +139,10 @@ static struct fio_option options[] = {
 	{
 		.name = "rdma_channels",
 		.lname = "rdax SMB-Direct channels",
-		.type = FIO_OPT_BOOL,
+		.type = FIO_OPT_STR_STORE,
 		.off1 = offsetof(struct rdax_fio_options, rdma_channels),
-		.def = "0",
-		.help = "with channels>1: a TCP session may add SMB-Direct channels",
+		.def = "auto",
+		.help = "with channels>1: SMB-Direct channels first: auto (with an RDMA device), 1, 0 (TCP only)",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},
@@ -203,12 +203,20 @@ static int rdax_fio_init(struct thread_data *td)
 	}
 	rdax_cfg_set_log(cfg, rdax_fio_notice, NULL);
 	ret = rdax_cfg_set_channels(cfg, o->channels ? o->channels : 1);
-	if (!ret)
-		ret = rdax_cfg_set_rdma_channels(cfg, o->rdma_channels);
 	if (ret) {
 		log_err("fio-rdax: channels=%u: 1 to 16\n", o->channels);
 		rdax_cfg_delete(&cfg);
 		return 1;
+	}
+	if (o->rdma_channels && strcmp(o->rdma_channels, "auto")) {
+		bool on = !strcmp(o->rdma_channels, "1") || !strcmp(o->rdma_channels, "yes");
+
+		if (!on && strcmp(o->rdma_channels, "0") && strcmp(o->rdma_channels, "no")) {
+			log_err("fio-rdax: rdma_channels=%s: auto, 1 or 0\n", o->rdma_channels);
+			rdax_cfg_delete(&cfg);
+			return 1;
+		}
+		rdax_cfg_set_rdma_channels(cfg, on);
 	}
 	if (o->guest) {
 		rdax_cfg_set_guest(cfg, true);
@@ -272,9 +280,11 @@ static void rdax_fio_channel_report(struct thread_data *td, struct rdax_fio_data
 		return;
 	for (i = 0; rdax_conn_channel_info(d->conn, i, &ch) == 0; i++)
 		log_info("fio-rdax: channel %u: %s %s, %s, %llu bytes sent, %llu received, "
-			 "%llu requests (%llu resent)%s%s\n", ch.index, ch.transport, ch.peer,
-			 ch.alive ? "alive" : "failed", (unsigned long long)ch.bytes_sent,
+			 "%llu by RDMA, %llu requests (%llu resent)%s%s\n", ch.index,
+			 ch.transport, ch.peer, ch.alive ? "alive" : "failed",
+			 (unsigned long long)ch.bytes_sent,
 			 (unsigned long long)ch.bytes_received,
+			 (unsigned long long)ch.rdma_bytes,
 			 (unsigned long long)ch.requests, (unsigned long long)ch.replays,
 			 ch.error[0] ? ": " : "", ch.error);
 }

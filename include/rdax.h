@@ -79,9 +79,12 @@ RDAX_API int rdax_cfg_set_rdma_threshold(struct rdax_cfg *cfg, uint32_t bytes);
  */
 RDAX_API int rdax_cfg_set_channels(struct rdax_cfg *cfg, unsigned int n);
 /*
- * Let a TCP session add SMB-Direct channels on the server's RDMA-capable
- * interfaces (they are tried first). With the RDMA transport they are
- * tried first anyway.
+ * SMB-Direct channels on the server's RDMA-capable interfaces are tried
+ * before TCP ones (as Windows does) by default when the first
+ * connection is SMB-Direct or this machine has an RDMA device with a
+ * port up, so a TCP session grows SMB-Direct channels. on: always try
+ * them first; off: every added channel is TCP. While an SMB-Direct
+ * channel lives, reads and writes that go by RDMA use only those.
  */
 RDAX_API int rdax_cfg_set_rdma_channels(struct rdax_cfg *cfg, bool on);
 /*
@@ -141,7 +144,8 @@ struct rdax_channel_info {
 	uint64_t replays;		/* of them, resent from a failed channel */
 	uint32_t credits;		/* SMB2 credits held */
 	char error[96];			/* why it failed ("" while alive) */
-	uint64_t reserved[8];		/* zero */
+	uint64_t rdma_bytes;		/* file data moved by RDMA on it */
+	uint64_t reserved[7];		/* zero */
 };
 
 /* Channel index (0 .. channels_total - 1; 0 is the first). -ENOENT past the end. */

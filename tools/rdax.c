@@ -31,7 +31,7 @@ struct opts {
 	unsigned long count;		/* bench: operations of each kind */
 	bool json;			/* bench: one JSON document on stdout */
 	unsigned int channels;		/* SMB3 multichannel: channels wanted */
-	bool rdma_channels;		/* a TCP session may add SMB-Direct channels */
+	int rdma_channels;		/* SMB-Direct channels first: 1, 0 never, -1 auto */
 };
 
 struct session {
@@ -85,7 +85,9 @@ static void usage(FILE *f)
 "      --encrypt            require encryption\n"
 "      --max-protocol P     highest dialect: SMB2_10 SMB3_00 SMB3_02 SMB3_11\n"
 "      --channels N         SMB3 multichannel: up to N channels (1-16, default 1)\n"
-"      --rdma-channels      with --channels: add SMB-Direct channels to a TCP session\n"
+"      --rdma-channels      with --channels: try SMB-Direct channels first (the\n"
+"                           default when this machine has an RDMA device)\n"
+"      --tcp-channels       with --channels: every added channel is TCP\n"
 "      --stats              print throughput, round trips and the channels\n"
 "      --server-copy        cp: fail rather than copy through the client\n"
 "      --client-copy        cp: read and write through the client\n"
@@ -180,7 +182,8 @@ static int session_open(struct session *s, const struct opts *o, const char *url
 		return fail(NULL, ret, url);
 	rdax_cfg_set_transport(cfg, o->transport);
 	rdax_cfg_set_channels(cfg, o->channels ? o->channels : 1);
-	rdax_cfg_set_rdma_channels(cfg, o->rdma_channels);
+	if (o->rdma_channels >= 0)
+		rdax_cfg_set_rdma_channels(cfg, o->rdma_channels);
 	rdax_cfg_set_log(cfg, lib_notice, NULL);
 	rdax_cfg_set_signing(cfg, o->sign);
 	rdax_cfg_set_encryption(cfg, o->encrypt);
@@ -261,10 +264,11 @@ static void print_channels(struct rdax_conn *c)
 
 	for (i = 0; rdax_conn_channel_info(c, i, &ch) == 0; i++) {
 		fprintf(stderr, "channel %u: %s %s, %s, %llu bytes sent, %llu received, "
-			"%llu requests (%llu resent)%s%s\n", ch.index, ch.transport, ch.peer,
-			ch.alive ? "alive" : "failed",
+			"%llu by RDMA, %llu requests (%llu resent)%s%s\n", ch.index,
+			ch.transport, ch.peer, ch.alive ? "alive" : "failed",
 			(unsigned long long)ch.bytes_sent,
 			(unsigned long long)ch.bytes_received,
+			(unsigned long long)ch.rdma_bytes,
 			(unsigned long long)ch.requests, (unsigned long long)ch.replays,
 			ch.error[0] ? ": " : "", ch.error);
 	}
@@ -1100,6 +1104,7 @@ enum {
 	OPT_JSON,
 	OPT_CHANNELS,
 	OPT_RDMA_CHANNELS,
+	OPT_TCP_CHANNELS,
 };
 
 /* args: room for argc words */
@@ -1122,12 +1127,13 @@ static int run(int argc, char **argv, char **args)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "channels", required_argument, NULL, OPT_CHANNELS },
 		{ "rdma-channels", no_argument, NULL, OPT_RDMA_CHANNELS },
+		{ "tcp-channels", no_argument, NULL, OPT_TCP_CHANNELS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct opts o = { .transport = RDAX_TRANSPORT_TCP, .count = 100 };
+	struct opts o = { .transport = RDAX_TRANSPORT_TCP, .count = 100, .rdma_channels = -1 };
 	char *end;
 	const char *cmd;
 	int c, nargs = 0;
@@ -1210,7 +1216,10 @@ static int run(int argc, char **argv, char **args)
 				return usage_err("--channels wants a number from 1 to 16", optarg);
 			break;
 		case OPT_RDMA_CHANNELS:
-			o.rdma_channels = true;
+			o.rdma_channels = 1;
+			break;
+		case OPT_TCP_CHANNELS:
+			o.rdma_channels = 0;
 			break;
 		case 'q':
 			o.quiet = true;

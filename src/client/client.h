@@ -16,6 +16,7 @@
 
 #define CLI_MAX_CHAIN 8
 #define CLI_MAX_CHANNELS 16
+#define CLI_MAX_RDEV 4			/* RDMA devices one session uses */
 #define CLI_TF_ROOM 64			/* room before tx data for a transform */
 
 struct rdax_cfg {
@@ -33,7 +34,8 @@ struct rdax_cfg {
 	uint32_t rdma_threshold;	/* smaller I/O goes inline */
 	size_t mr_cache_bytes;
 	unsigned int channels;		/* channels wanted, 1..CLI_MAX_CHANNELS */
-	bool rdma_channels;		/* a TCP session may add SMB-Direct channels */
+	/* SMB-Direct channels first: 1 yes, 0 never (TCP only), -1 auto */
+	int rdma_channels;
 	void (*log)(void *arg, const char *msg);
 	void *log_arg;
 };
@@ -47,6 +49,7 @@ struct cli_rsp {
 };
 
 struct cli_txbuf;
+struct cli_chan;
 
 /*
  * One request chain (compound): built in its own buffer, sent when the
@@ -82,7 +85,16 @@ struct cli_chain {
 	struct cli_chan *chan;		/* the channel it is in flight on */
 	bool replay;			/* resent after its channel failed */
 	bool keep;			/* tb kept for a resend */
-	bool rdma;			/* carries RDMA descriptors of c->x */
+	/* file data that goes by RDMA where an SMB-Direct channel lives */
+	bool bulk;
+	/*
+	 * Built for the channel it goes on, once that is chosen (and again
+	 * for the next one when it is resent): encode adds the PDUs to an
+	 * empty chain (n, charge[] tell the credits it needs before);
+	 * release gives back what the last encode took for its channel.
+	 */
+	int (*encode)(struct cli_chain *ch, struct cli_chan *chan);
+	void (*release)(struct cli_chain *ch);
 	uint8_t resends;
 	uint16_t seq;			/* ChannelSequence it was sent with */
 	uint64_t not_before;		/* delayq: when it may go again (ms) */
@@ -96,13 +108,28 @@ struct cli_chain {
 	struct list_head link;		/* send queue, then in flight */
 };
 
-/* A buffer the application registered with rdax_buf_reg(). */
+/*
+ * A buffer the application registered with rdax_buf_reg(): one MR in
+ * each RDMA device's protection domain, registered when the buffer is
+ * first used with that device (or at rdax_buf_reg for those in use).
+ */
 struct rdax_buf {
 	struct rdax_buf *next;
 	struct rdax_conn *c;
 	uint8_t *addr;
 	size_t len;
-	struct ibv_mr *mr;
+	struct ibv_mr *mr[CLI_MAX_RDEV];
+};
+
+/*
+ * An RDMA device the session's SMB-Direct channels use: one protection
+ * domain shared by its channels, and the registrations in it (the MR
+ * cache; rdax_buf MRs are at the same index in each buffer).
+ */
+struct cli_rdev {
+	struct ibv_context *verbs;
+	struct ibv_pd *pd;
+	struct mr_cache *mrc;
 };
 
 /*
@@ -116,6 +143,11 @@ struct cli_chan {
 	struct xprt *xp;		/* TCP or SMB-Direct */
 	struct xprt *x;			/* SMB-Direct, or NULL for TCP */
 	bool rdma;			/* an SMB-Direct channel, even once closed */
+	struct cli_rdev *rdev;		/* its device's PD (SMB-Direct) */
+	/* memory windows of its QP not bound to an I/O */
+	struct ibv_mw **mw_free;
+	int nmw_free, mw_cap;
+	bool use_mw;
 	bool bound;			/* carries the session's requests */
 	bool dead;			/* its transport failed */
 	bool reap;			/* dead; transport to close, chains to resend */
@@ -127,6 +159,7 @@ struct cli_chan {
 	char peer[64];
 	char error[96];			/* why it failed */
 	uint64_t bytes_sent, bytes_received, requests, replays;
+	uint64_t rdma_bytes;		/* file data moved by RDMA on it */
 };
 
 struct rdax_conn {
@@ -136,10 +169,13 @@ struct rdax_conn {
 	unsigned int nchan;		/* channels set up (live or dead) */
 	unsigned int rr;		/* where the channel choice starts */
 	bool dispatching;		/* inside a transport's event handler */
+	bool sending;			/* inside send_queued */
+	uint64_t next_tick;		/* SMB-Direct keep-alives due (ms) */
 	uint16_t channel_seq;		/* Session.ChannelSequence */
-	/* SMB-Direct transport whose protection domain holds the MRs */
-	struct xprt *x;
-	struct cli_chan *rdma_chan;	/* its channel */
+	/* RDMA devices of its SMB-Direct channels */
+	struct cli_rdev rdevs[CLI_MAX_RDEV];
+	unsigned int nrdev;
+	bool rdma;			/* it has (had) an SMB-Direct channel */
 	bool broken;			/* no channel left: every call fails */
 	int broken_err;			/* the failure that broke it */
 	struct list_head sendq;		/* chains waiting for credits */
@@ -150,10 +186,6 @@ struct rdax_conn {
 	uint8_t *sync_rsp;		/* responses of the synchronous chain */
 	size_t sync_cap, sync_len;
 	struct rdax_buf *bufs;
-	struct mr_cache *mrc;
-	struct ibv_mw **mw_free;	/* memory windows not bound to an I/O */
-	int nmw_free, mw_cap;
-	bool use_mw;
 	char host[256];
 	unsigned int port;
 	uint16_t dialect;
@@ -176,6 +208,7 @@ struct rdax_conn {
 	char errmsg[512];
 	uint32_t last_status;
 	struct rdax_stats stats;
+	/* of all its SMB-Direct channels: I/O sized to fit any channel */
 	uint32_t rdma_max;		/* largest RDMA I/O the server takes */
 	uint32_t inline_max;		/* largest inline I/O over SMB-Direct */
 	uint64_t rdma_bytes;		/* file data moved by RDMA */
@@ -243,21 +276,26 @@ void cli_chain_abort(struct rdax_conn *c, struct cli_chain *ch);
 /* fail every chain in flight or queued (the connection is unusable) */
 void cli_engine_stop_inflight(struct rdax_conn *c, int err);
 
-/* The RDMA side of one READ/WRITE. */
+/* The RDMA side of one READ/WRITE, on the channel it was built for. */
 struct cli_rdma {
 	uint32_t channel;		/* 0: the data goes inline */
 	struct smbd_desc desc;
+	struct cli_chan *chan;		/* whose QP the window is bound on */
+	struct cli_rdev *rdev;		/* whose MR cache holds cached */
 	struct ibv_mr *cached;		/* MR cache entry to put back */
 	struct ibv_mw *mw;		/* window bound for this I/O */
 };
 
 /*
- * SMB-Direct I/O: registered memory and one descriptor for buf; sets
- * r->channel to the channel to use, or 0 when the I/O goes inline.
+ * SMB-Direct I/O on chan: memory registered in its device's PD and one
+ * descriptor for buf; sets r->channel to the SMB2 channel value, or 0
+ * when the I/O goes inline (a TCP channel, signing, encryption, small).
  */
-int cli_rdma_prepare(struct rdax_conn *c, void *buf, size_t len, bool server_writes,
-		     struct cli_rdma *r);
+int cli_rdma_prepare(struct rdax_conn *c, struct cli_chan *chan, void *buf,
+		     size_t len, bool server_writes, struct cli_rdma *r);
 void cli_rdma_finish(struct rdax_conn *c, struct cli_rdma *r);
+/* Does I/O of len bytes go by RDMA on an SMB-Direct channel? */
+bool cli_io_bulk(const struct rdax_conn *c, size_t len);
 /* Largest READ/WRITE the credits, the server and the transport allow. */
 uint32_t cli_io_chunk(struct rdax_conn *c, bool write, size_t want);
 
@@ -330,8 +368,14 @@ int cli_tcp_open(struct rdax_conn *c, const char *host, unsigned int port,
 int cli_rdma_open(struct rdax_conn *c, const char *host, unsigned int port,
 		  int timeout_ms, struct xprt **out);
 int cli_rdma_adopt(struct rdax_conn *c, struct cli_chan *chan);
-/* deregister the session's RDMA memory (before its transport goes) */
+/* deregister the session's RDMA memory (before its transports go) */
 void cli_rdma_teardown(struct rdax_conn *c);
+/* free the protection domains (after the transports are gone) */
+void cli_rdev_free(struct rdax_conn *c);
+/* a channel's memory windows (its transport failed or goes) */
+void cli_chan_mw_free(struct cli_chan *chan);
+/* Should added channels try SMB-Direct first? (cfg, transport, devices) */
+bool cli_mc_rdma_first(const struct rdax_conn *c);
 void cli_negotiate_req(const struct rdax_conn *c, struct smb2_negotiate_req *r);
 
 /* rdax_pread/rdax_pwrite and rdax_ftruncate inside other calls */

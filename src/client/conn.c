@@ -38,6 +38,7 @@ int rdax_cfg_new(struct rdax_cfg **out)
 	cfg->rdma_threshold = 4096;
 	cfg->mr_cache_bytes = 1ull << 30;
 	cfg->channels = 1;
+	cfg->rdma_channels = -1;
 	*out = cfg;
 	return 0;
 }
@@ -180,7 +181,7 @@ int rdax_cfg_set_channels(struct rdax_cfg *cfg, unsigned int n)
 
 int rdax_cfg_set_rdma_channels(struct rdax_cfg *cfg, bool on)
 {
-	cfg->rdma_channels = on;
+	cfg->rdma_channels = on ? 1 : 0;
 	return 0;
 }
 
@@ -299,6 +300,7 @@ int rdax_conn_channel_info(const struct rdax_conn *c, unsigned int index,
 	snprintf(info->transport, sizeof(info->transport), "%s",
 		 chan->rdma ? "smbdirect" : "tcp");
 	snprintf(info->peer, sizeof(info->peer), "%s", chan->peer);
+	info->rdma_bytes = chan->rdma_bytes;
 	info->bytes_sent = chan->bytes_sent;
 	info->bytes_received = chan->bytes_received;
 	info->requests = chan->requests;
@@ -312,19 +314,26 @@ int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st)
 {
 	struct mr_cache_stats ms;
 	struct smbd_info si;
+	unsigned int i;
 
 	*st = c->stats;
 	st->credits = cli_credits_total(c);
 	st->rdma_bytes = c->rdma_bytes;
 	st->inline_bytes = c->inline_bytes;
-	if (c->mrc) {
-		mr_cache_get_stats(c->mrc, &ms);
-		st->mr_cache_hits = ms.hits;
-		st->mr_cache_misses = ms.misses;
+	for (i = 0; i < c->nrdev; i++) {
+		if (!c->rdevs[i].mrc)
+			continue;
+		mr_cache_get_stats(c->rdevs[i].mrc, &ms);
+		st->mr_cache_hits += ms.hits;
+		st->mr_cache_misses += ms.misses;
 	}
-	if (c->x) {
-		smbd_get_info(c->x, &si);
-		st->smbd_send_credits = si.send_credits;
+	for (i = 0; i < c->nchan; i++) {
+		const struct cli_chan *chan = &c->chans[i];
+
+		if (chan->x && chan->bound && !chan->dead) {
+			smbd_get_info(chan->x, &si);
+			st->smbd_send_credits += si.send_credits;
+		}
 	}
 	return 0;
 }
@@ -339,11 +348,13 @@ void rdax_conn_stats_reset(struct rdax_conn *c)
 		c->chans[i].bytes_received = 0;
 		c->chans[i].requests = 0;
 		c->chans[i].replays = 0;
+		c->chans[i].rdma_bytes = 0;
 	}
 	c->rdma_bytes = 0;
 	c->inline_bytes = 0;
-	if (c->mrc)
-		mr_cache_reset_stats(c->mrc);
+	for (i = 0; i < c->nrdev; i++)
+		if (c->rdevs[i].mrc)
+			mr_cache_reset_stats(c->rdevs[i].mrc);
 }
 
 int cli_path16(const char *path, uint8_t *out, size_t cap)
@@ -388,6 +399,8 @@ int cli_path16(const char *path, uint8_t *out, size_t cap)
 #define CLI_MC_USER_TIMEOUT_MS 5000
 #define CLI_MC_KEEPIDLE_S 1
 #define CLI_MC_KEEPINTVL_S 1
+/* SMB-Direct: a keep-alive after this long without a message, answered within as long */
+#define CLI_MC_SMBD_KEEPALIVE_MS 2500
 
 static void mc_socket_opts(const struct rdax_conn *c, int fd)
 {
@@ -438,6 +451,37 @@ static int cli_tcp_connect(struct rdax_conn *c)
 	return cli_engine_start(c, x);
 }
 
+/*
+ * The protection domain for a new SMB-Direct connection on a device:
+ * the one the session's channels on that device share, made (with its
+ * MR cache) for the first. NULL: the transport makes one of its own,
+ * and cli_rdma_adopt refuses the channel.
+ */
+static struct ibv_pd *cli_pd_for(void *arg, struct ibv_context *verbs)
+{
+	struct rdax_conn *c = arg;
+	struct cli_rdev *rdev;
+	unsigned int i;
+
+	for (i = 0; i < c->nrdev; i++)
+		if (c->rdevs[i].verbs == verbs)
+			return c->rdevs[i].pd;
+	if (c->nrdev == CLI_MAX_RDEV)
+		return NULL;
+	rdev = &c->rdevs[c->nrdev];
+	rdev->pd = ibv_alloc_pd(verbs);
+	if (!rdev->pd)
+		return NULL;
+	if (mr_cache_new(rdev->pd, c->cfg.mr_cache_bytes, CLI_MR_ACCESS, &rdev->mrc)) {
+		ibv_dealloc_pd(rdev->pd);
+		rdev->pd = NULL;
+		return NULL;
+	}
+	rdev->verbs = verbs;
+	c->nrdev++;
+	return rdev->pd;
+}
+
 int cli_rdma_open(struct rdax_conn *c, const char *host, unsigned int port,
 		  int timeout_ms, struct xprt **out)
 {
@@ -446,7 +490,13 @@ int cli_rdma_open(struct rdax_conn *c, const char *host, unsigned int port,
 	int ret;
 
 	smbd_params_default(&prm);
-	ret = smbd_connect(host, port, &prm, timeout_ms, &x);
+	if (c->cfg.channels > 1) {
+		/* a channel on a dead link fails within seconds, as TCP's do */
+		prm.keepalive_ms = CLI_MC_SMBD_KEEPALIVE_MS;
+		if (c->cfg.timeout_ms > 0 && c->cfg.timeout_ms < prm.keepalive_ms)
+			prm.keepalive_ms = c->cfg.timeout_ms;
+	}
+	ret = smbd_connect_pd(host, port, &prm, timeout_ms, cli_pd_for, c, &x);
 	if (ret == -ENXIO || ret == -EAGAIN) {
 		const char *why = NULL;
 
@@ -467,27 +517,36 @@ int cli_rdma_open(struct rdax_conn *c, const char *host, unsigned int port,
 }
 
 /*
- * The first SMB-Direct channel's protection domain holds the session's
- * registrations (MR cache, rdax_buf_reg, memory windows): RDMA I/O goes
- * on that channel.
+ * A channel on SMB-Direct uses the protection domain of its device,
+ * shared by the session's channels on that device: what is registered
+ * there serves each of them.
  */
 int cli_rdma_adopt(struct rdax_conn *c, struct cli_chan *chan)
 {
+	struct ibv_pd *pd = smbd_pd(chan->x);
 	struct smbd_info info;
-	int ret;
+	uint32_t inl;
+	unsigned int i;
 
-	ret = mr_cache_new(smbd_pd(chan->x), c->cfg.mr_cache_bytes, CLI_MR_ACCESS, &c->mrc);
-	if (ret)
-		return cli_err(c, ret, "MR cache: %s", strerror(-ret));
-	c->x = chan->x;
-	c->rdma_chan = chan;
-	smbd_get_info(c->x, &info);
-	c->rdma_max = info.max_read_write;
+	for (i = 0; i < c->nrdev; i++)
+		if (c->rdevs[i].pd == pd)
+			break;
+	if (i == c->nrdev)
+		return cli_err(c, -ENOSPC, "SMB-Direct to %s: more than %d RDMA devices or no "
+			       "registration cache", chan->peer, CLI_MAX_RDEV);
+	chan->rdev = &c->rdevs[i];
+	smbd_get_info(chan->x, &info);
 	/* an inline READ/WRITE and its headers fit one fragmented message */
-	c->inline_max = (info.max_fragmented_send < info.max_fragmented_recv ?
-			 info.max_fragmented_send : info.max_fragmented_recv) - 1024;
+	inl = (info.max_fragmented_send < info.max_fragmented_recv ?
+	       info.max_fragmented_send : info.max_fragmented_recv) - 1024;
+	/* I/O is sized so that every channel can carry it */
+	if (!c->rdma || info.max_read_write < c->rdma_max)
+		c->rdma_max = info.max_read_write;
+	if (!c->rdma || inl < c->inline_max)
+		c->inline_max = inl;
+	c->rdma = true;
 	/* type 2 windows let the server invalidate exactly one I/O's access */
-	c->use_mw = smbd_mw_supported(c->x);
+	chan->use_mw = smbd_mw_supported(chan->x);
 	return 0;
 }
 
@@ -510,41 +569,73 @@ static int cli_rdma_connect(struct rdax_conn *c)
 void cli_rdma_teardown(struct rdax_conn *c)
 {
 	struct rdax_buf *b;
+	unsigned int i;
 
 	while ((b = c->bufs)) {
 		c->bufs = b->next;
-		ibv_dereg_mr(b->mr);
+		for (i = 0; i < CLI_MAX_RDEV; i++) {
+			if (b->mr[i])
+				ibv_dereg_mr(b->mr[i]);
+			b->mr[i] = NULL;
+		}
 		b->c = NULL;
-		b->mr = NULL;
 	}
-	while (c->nmw_free)
-		ibv_dealloc_mw(c->mw_free[--c->nmw_free]);
-	free(c->mw_free);
-	c->mw_free = NULL;
-	mr_cache_free(&c->mrc);
+	for (i = 0; i < c->nchan; i++)
+		cli_chan_mw_free(&c->chans[i]);
+	for (i = 0; i < c->nrdev; i++)
+		mr_cache_free(&c->rdevs[i].mrc);
 }
 
-static struct ibv_mw *mw_get(struct rdax_conn *c)
+void cli_rdev_free(struct rdax_conn *c)
 {
-	if (c->nmw_free)
-		return c->mw_free[--c->nmw_free];
-	return ibv_alloc_mw(smbd_pd(c->x), IBV_MW_TYPE_2);
+	unsigned int i;
+
+	for (i = 0; i < c->nrdev; i++) {
+		if (c->rdevs[i].mrc)
+			mr_cache_free(&c->rdevs[i].mrc);
+		if (c->rdevs[i].pd)
+			ibv_dealloc_pd(c->rdevs[i].pd);
+		c->rdevs[i].pd = NULL;
+	}
+	c->nrdev = 0;
 }
 
-static void mw_put(struct rdax_conn *c, struct ibv_mw *mw)
+void cli_chan_mw_free(struct cli_chan *chan)
 {
-	if (c->nmw_free == c->mw_cap) {
-		int cap = c->mw_cap ? c->mw_cap * 2 : 16;
-		struct ibv_mw **v = realloc(c->mw_free, sizeof(*v) * (size_t)cap);
+	while (chan->nmw_free)
+		ibv_dealloc_mw(chan->mw_free[--chan->nmw_free]);
+	free(chan->mw_free);
+	chan->mw_free = NULL;
+	chan->mw_cap = 0;
+}
+
+/* windows stay with the QP they were used on (invalidations are ordered there) */
+static struct ibv_mw *mw_get(struct cli_chan *chan)
+{
+	if (chan->nmw_free)
+		return chan->mw_free[--chan->nmw_free];
+	return ibv_alloc_mw(chan->rdev->pd, IBV_MW_TYPE_2);
+}
+
+static void mw_put(struct cli_chan *chan, struct ibv_mw *mw)
+{
+	if (chan->nmw_free == chan->mw_cap) {
+		int cap = chan->mw_cap ? chan->mw_cap * 2 : 16;
+		struct ibv_mw **v = realloc(chan->mw_free, sizeof(*v) * (size_t)cap);
 
 		if (!v) {
 			ibv_dealloc_mw(mw);
 			return;
 		}
-		c->mw_free = v;
-		c->mw_cap = cap;
+		chan->mw_free = v;
+		chan->mw_cap = cap;
 	}
-	c->mw_free[c->nmw_free++] = mw;
+	chan->mw_free[chan->nmw_free++] = mw;
+}
+
+bool cli_io_bulk(const struct rdax_conn *c, size_t len)
+{
+	return c->rdma && !c->signing && !c->encrypt && len >= c->cfg.rdma_threshold;
 }
 
 uint32_t cli_io_chunk(struct rdax_conn *c, bool write, size_t want)
@@ -557,8 +648,8 @@ uint32_t cli_io_chunk(struct rdax_conn *c, bool write, size_t want)
 		n = max;
 	if (c->dialect > SMB2_DIALECT_202 && n > by_credits)
 		n = by_credits;
-	if (c->x) {
-		bool rdma = !c->signing && !c->encrypt && n >= c->cfg.rdma_threshold;
+	if (c->rdma) {
+		bool rdma = cli_io_bulk(c, n);
 
 		if (rdma && n > c->rdma_max)
 			n = c->rdma_max;
@@ -568,8 +659,25 @@ uint32_t cli_io_chunk(struct rdax_conn *c, bool write, size_t want)
 	return (uint32_t)n;
 }
 
-int cli_rdma_prepare(struct rdax_conn *c, void *buf, size_t len, bool server_writes,
-		     struct cli_rdma *r)
+/* The MR of a registered buffer in rdev's PD, registered on first use there. */
+static int buf_mr(struct rdax_conn *c, struct rdax_buf *b, struct cli_rdev *rdev,
+		  struct ibv_mr **mr)
+{
+	unsigned int i = (unsigned int)(rdev - c->rdevs);
+	int ret;
+
+	if (!b->mr[i]) {
+		ret = mem_reg(rdev->pd, b->addr, b->len, CLI_MR_ACCESS, &b->mr[i],
+			      c->errmsg, sizeof(c->errmsg));
+		if (ret)
+			return ret;
+	}
+	*mr = b->mr[i];
+	return 0;
+}
+
+int cli_rdma_prepare(struct rdax_conn *c, struct cli_chan *chan, void *buf,
+		     size_t len, bool server_writes, struct cli_rdma *r)
 {
 	struct ibv_mr *mr = NULL;
 	struct rdax_buf *b;
@@ -577,33 +685,36 @@ int cli_rdma_prepare(struct rdax_conn *c, void *buf, size_t len, bool server_wri
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	if (!c->x || c->rdma_chan->dead || c->signing || c->encrypt ||
-	    len < c->cfg.rdma_threshold)
+	if (!chan->rdma || !chan->rdev || !chan->x || !cli_io_bulk(c, len))
 		return 0;
 	for (b = c->bufs; b; b = b->next)
 		if ((uint8_t *)buf >= b->addr && (uint8_t *)buf + len <= b->addr + b->len)
 			break;
 	if (b) {
-		mr = b->mr;
+		ret = buf_mr(c, b, chan->rdev, &mr);
+		if (ret)
+			return ret;
 	} else {
-		ret = mr_cache_get(c->mrc, buf, len, &mr, c->errmsg, sizeof(c->errmsg));
+		ret = mr_cache_get(chan->rdev->mrc, buf, len, &mr, c->errmsg, sizeof(c->errmsg));
 		if (ret)
 			return ret;
 		r->cached = mr;
+		r->rdev = chan->rdev;
 	}
 	r->desc.offset = (uintptr_t)buf;
 	r->desc.length = (uint32_t)len;
-	if (!c->use_mw) {
+	r->chan = chan;
+	if (!chan->use_mw) {
 		r->desc.token = mr->rkey;
 		r->channel = SMB2_CHANNEL_RDMA_V1;
 		return 0;
 	}
-	r->mw = mw_get(c);
+	r->mw = mw_get(chan);
 	if (!r->mw) {
 		ret = cli_err(c, -errno, "memory window: %s", strerror(errno));
 		goto out_put;
 	}
-	ret = smbd_mw_bind(c->x, r->mw, mr, buf, len,
+	ret = smbd_mw_bind(chan->x, r->mw, mr, buf, len,
 			   server_writes ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ,
 			   &rkey);
 	if (ret) {
@@ -618,7 +729,7 @@ int cli_rdma_prepare(struct rdax_conn *c, void *buf, size_t len, bool server_wri
 	return 0;
 out_put:
 	if (r->cached)
-		mr_cache_put(c->mrc, r->cached);
+		mr_cache_put(r->rdev->mrc, r->cached);
 	r->cached = NULL;
 	return ret;
 }
@@ -626,25 +737,29 @@ out_put:
 void cli_rdma_finish(struct rdax_conn *c, struct cli_rdma *r)
 {
 	if (r->mw) {
+		struct cli_chan *chan = r->chan;
 		/* a window must be invalid before it is bound again */
-		bool gone = c->broken || c->rdma_chan->dead;
+		bool gone = c->broken || chan->dead || !chan->x;
 
-		if (!gone && !smbd_was_invalidated(c->x, r->mw->rkey))
-			smbd_mw_invalidate(c->x, r->mw->rkey);
+		if (!gone && !smbd_was_invalidated(chan->x, r->mw->rkey))
+			smbd_mw_invalidate(chan->x, r->mw->rkey);
 		if (gone)
 			ibv_dealloc_mw(r->mw);
 		else
-			mw_put(c, r->mw);
+			mw_put(chan, r->mw);
 		r->mw = NULL;
 	}
-	if (r->cached)
-		mr_cache_put(c->mrc, r->cached);
+	if (r->cached && r->rdev->mrc)
+		mr_cache_put(r->rdev->mrc, r->cached);
 	r->cached = NULL;
+	r->channel = 0;
 }
 
 int rdax_buf_reg(struct rdax_conn *c, void *addr, size_t len, struct rdax_buf **out)
 {
 	struct rdax_buf *b;
+	struct ibv_mr *mr;
+	unsigned int i;
 	int ret;
 
 	cli_begin(c);
@@ -656,35 +771,42 @@ int rdax_buf_reg(struct rdax_conn *c, void *addr, size_t len, struct rdax_buf **
 	b->c = c;
 	b->addr = addr;
 	b->len = len;
-	if (c->x) {
-		ret = mem_reg(smbd_pd(c->x), addr, len, CLI_MR_ACCESS, &b->mr,
-			      c->errmsg, sizeof(c->errmsg));
-		if (ret) {
-			free(b);
-			return ret;
-		}
-		b->next = c->bufs;
-		c->bufs = b;
+	/* in every device's PD now: nothing is registered on the data path */
+	for (i = 0; i < c->nrdev; i++) {
+		ret = buf_mr(c, b, &c->rdevs[i], &mr);
+		if (ret)
+			goto out_dereg;
 	}
+	/* listed even without one: a later device registers it too */
+	b->next = c->bufs;
+	c->bufs = b;
 	*out = b;
 	return 0;
+out_dereg:
+	while (i--)
+		ibv_dereg_mr(b->mr[i]);
+	free(b);
+	return ret;
 }
 
 int rdax_buf_dereg(struct rdax_buf **bp)
 {
 	struct rdax_buf *b = *bp, **pp;
+	unsigned int i;
 
 	if (!b)
 		return 0;
-	if (b->c && b->mr) {
+	if (b->c) {
 		for (pp = &b->c->bufs; *pp; pp = &(*pp)->next) {
 			if (*pp == b) {
 				*pp = b->next;
 				break;
 			}
 		}
-		ibv_dereg_mr(b->mr);
 	}
+	for (i = 0; i < CLI_MAX_RDEV; i++)
+		if (b->mr[i])
+			ibv_dereg_mr(b->mr[i]);
 	free(b);
 	*bp = NULL;
 	return 0;
@@ -692,8 +814,11 @@ int rdax_buf_dereg(struct rdax_buf **bp)
 
 void rdax_mem_forget(struct rdax_conn *c, void *addr, size_t len)
 {
-	if (c->mrc)
-		mr_cache_invalidate(c->mrc, addr, len);
+	unsigned int i;
+
+	for (i = 0; i < c->nrdev; i++)
+		if (c->rdevs[i].mrc)
+			mr_cache_invalidate(c->rdevs[i].mrc, addr, len);
 }
 
 /* ---- NEGOTIATE and SESSION_SETUP ---- */
@@ -994,6 +1119,8 @@ void rdax_disconnect(struct rdax_conn **cp)
 			cli_chain_run(c, &ch);
 		}
 	}
+	/* what is in flight gives back its windows and cache entries first */
+	cli_engine_stop_inflight(c, -ESHUTDOWN);
 	cli_rdma_teardown(c);
 	cli_engine_stop(c);
 	explicit_bzero(&c->keys, sizeof(c->keys));

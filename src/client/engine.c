@@ -152,6 +152,7 @@ void cli_chain_end(struct rdax_conn *c, struct cli_chain *ch, struct wcur *w)
  */
 #define CLI_STATUS_FILE_NOT_AVAILABLE 0xC0000467u
 #define CLI_MAX_RESENDS 12
+#define CLI_TICK_MS 500
 #define CLI_RESEND_MAX_MS 1000
 
 static bool need_sign(const struct rdax_conn *c, const struct cli_chain *ch)
@@ -339,7 +340,7 @@ static int chain_transmit(struct rdax_conn *c, struct cli_chan *chan,
 	if (ch->preauth)
 		crypto_preauth_update(ch->preauth, iov, niov);
 	/* a resend needs the buffer as it was: kept while other channels live */
-	ch->keep = !ch->setup && !ch->rdma && (ch->replay || cli_chans_alive(c) > 1);
+	ch->keep = !ch->setup && !ch->encode && (ch->replay || cli_chans_alive(c) > 1);
 	memset(xb, 0, sizeof(*xb));
 	xb->release = tb_release;
 	xb->data = base;
@@ -392,15 +393,29 @@ static int credits_err(struct rdax_conn *c, uint32_t need)
 		       cli_credits_best(c), need);
 }
 
-/* Channels a chain may go on. */
-static bool chan_may_carry(const struct rdax_conn *c, const struct cli_chan *chan,
-			   const struct cli_chain *ch)
+/*
+ * Channels a chain may go on: its pinned one, or any bound and alive;
+ * file data that can go by RDMA goes on SMB-Direct channels while one
+ * lives (a TCP channel beside them carries the small requests).
+ */
+static bool chan_may_carry(const struct cli_chan *chan, const struct cli_chain *ch,
+			   bool rdma_alive)
 {
 	if (ch->pin)
 		return chan == ch->pin && !chan->dead;
-	if (ch->rdma)
-		return chan == c->rdma_chan && chan_usable(chan);
+	if (ch->bulk && rdma_alive && !chan->rdma)
+		return false;
 	return chan_usable(chan);
+}
+
+static bool rdma_alive(const struct rdax_conn *c)
+{
+	unsigned int i;
+
+	for (i = 0; c->rdma && i < c->nchan; i++)
+		if (c->chans[i].rdma && chan_usable(&c->chans[i]))
+			return true;
+	return false;
 }
 
 /*
@@ -414,13 +429,22 @@ static struct cli_chan *pick_chan(struct rdax_conn *c, const struct cli_chain *c
 {
 	uint32_t need = chain_charge(ch);
 	struct cli_chan *best = NULL;
+	bool on_rdma = ch->bulk && rdma_alive(c);
 	unsigned int i;
 
 	*waiting = false;
+	if (c->nchan == 1) {
+		/* one channel: no choice to make */
+		best = &c->chans[0];
+		if (!chan_may_carry(best, ch, on_rdma))
+			return NULL;
+		*waiting = best->ninflight > 0;
+		return best->cr.held >= need ? best : NULL;
+	}
 	for (i = 0; i < c->nchan; i++) {
 		struct cli_chan *chan = &c->chans[(c->rr + i) % c->nchan];
 
-		if (!chan_may_carry(c, chan, ch))
+		if (!chan_may_carry(chan, ch, on_rdma))
 			continue;
 		if (chan->ninflight)
 			*waiting = true;
@@ -430,6 +454,24 @@ static struct cli_chan *pick_chan(struct rdax_conn *c, const struct cli_chain *c
 	if (best)
 		c->rr = (best->index + 1) % c->nchan;
 	return best;
+}
+
+/*
+ * Build a chain for the channel it goes on (again, after a failover):
+ * a buffer from the pool if the last one went with the transport.
+ */
+static int chain_encode(struct rdax_conn *c, struct cli_chan *chan, struct cli_chain *ch)
+{
+	if (!ch->tb) {
+		ch->tb = tb_get(c);
+		if (!ch->tb)
+			return -ENOMEM;
+	}
+	ch->n = 0;
+	ch->len = 0;
+	ch->tail = NULL;
+	ch->tail_len = 0;
+	return ch->encode(ch, chan);
 }
 
 /*
@@ -448,22 +490,38 @@ static int send_queued(struct rdax_conn *c)
 	bool fatal, waiting;
 	int ret;
 
+	/* an event handled while a window is bound does not send meanwhile */
+	if (c->sending)
+		return c->broken ? -ENOTCONN : 0;
+	c->sending = true;
 	while (!list_empty(&c->sendq) && !c->broken) {
 		ch = list_entry(c->sendq.next, struct cli_chain, link);
 		chan = pick_chan(c, ch, &waiting);
 		if (!chan) {
 			if (waiting)
-				return 0;	/* responses bring credits */
+				break;		/* responses bring credits */
 			list_del(&ch->link);
-			chain_finish(c, ch, ch->pin || ch->rdma ?
+			chain_finish(c, ch, ch->pin ?
 				     cli_err(c, -ENOTCONN, "its channel to %s is gone",
-					     ch->pin ? ch->pin->peer : c->rdma_chan ?
-					     c->rdma_chan->peer : c->host) :
+					     ch->pin->peer) :
 				     credits_err(c, chain_charge(ch)));
 			continue;
 		}
-		cli_credits_take(&chan->cr, ch->charge, ch->n, ch->mid, ask);
+		/* off the queue while it is built: binding a window may wait */
 		list_del(&ch->link);
+		if (ch->encode) {
+			ret = chain_encode(c, chan, ch);
+			if (ret) {
+				chain_finish(c, ch, ret);
+				continue;
+			}
+			if (chan->dead || c->broken) {
+				/* its channel failed meanwhile: it goes elsewhere */
+				list_add(&ch->link, &c->sendq);
+				continue;
+			}
+		}
+		cli_credits_take(&chan->cr, ch->charge, ch->n, ch->mid, ask);
 		list_add_tail(&ch->link, &chan->inflight);
 		ch->chan = chan;
 		chan->ninflight++;
@@ -481,6 +539,7 @@ static int send_queued(struct rdax_conn *c)
 		cli_credits_return(&chan->cr, ch->charge, ch->n, ch->mid);
 		chain_finish(c, ch, ret);
 	}
+	c->sending = false;
 	return c->broken ? -ENOTCONN : 0;
 }
 
@@ -559,6 +618,8 @@ static int keep_response(struct rdax_conn *c, struct cli_chain *ch, int i,
 /* Back to the front of the send queue, to go again on a live channel. */
 static void chain_requeue(struct rdax_conn *c, struct cli_chain *ch)
 {
+	if (ch->release)
+		ch->release(ch);
 	list_del(&ch->link);
 	if (ch->chan) {
 		ch->chan->ninflight--;
@@ -582,7 +643,7 @@ static bool resend_stale(struct rdax_conn *c, struct cli_chain *ch,
 	uint64_t pause;
 
 	if (h->status != CLI_STATUS_FILE_NOT_AVAILABLE || ch->n != 1 || ch->setup ||
-	    !ch->tb || ch->resends >= CLI_MAX_RESENDS ||
+	    !(ch->tb || ch->encode) || ch->resends >= CLI_MAX_RESENDS ||
 	    (ch->seq == c->channel_seq && !ch->replay))
 		return false;
 	pause = 1ull << (ch->resends < 10 ? ch->resends : 10);
@@ -756,36 +817,10 @@ static void chan_fail(struct rdax_conn *c, struct cli_chan *chan, int err)
 /*
  * Close the transports of failed channels (outside their event
  * handlers, so no event in hand points into freed memory), then resend
- * their chains: only then does no transport hold those buffers.
+ * their chains: only then does no transport hold those buffers. A chain
+ * that carried RDMA descriptors is built again for its next channel;
+ * the memory stays registered in its device's PD for the channels left.
  */
-/*
- * The channel whose protection domain holds the registrations failed:
- * the I/O that names that memory fails (it cannot go elsewhere), the
- * memory is deregistered and its transport closed; later I/O goes inline.
- */
-static void rdma_owner_gone(struct rdax_conn *c, struct cli_chan *chan)
-{
-	struct list_head *pos, *tmp;
-
-	list_for_each_safe(pos, tmp, &c->sendq) {
-		struct cli_chain *ch = list_entry(pos, struct cli_chain, link);
-
-		if (ch->rdma)
-			chain_finish(c, ch, -ENOTCONN);
-	}
-	list_for_each_safe(pos, tmp, &chan->inflight) {
-		struct cli_chain *ch = list_entry(pos, struct cli_chain, link);
-
-		if (ch->rdma)
-			chain_finish(c, ch, -ENOTCONN);
-	}
-	cli_rdma_teardown(c);
-	c->x->ops->destroy(c->x);
-	c->x = NULL;
-	chan->xp = NULL;
-	chan->x = NULL;
-}
-
 static void reap_dead(struct rdax_conn *c)
 {
 	struct cli_chain *ch;
@@ -798,16 +833,15 @@ static void reap_dead(struct rdax_conn *c)
 		if (!chan->reap)
 			continue;
 		chan->reap = false;
-		if (chan->xp && chan->xp == c->x && !c->broken)
-			rdma_owner_gone(c, chan);
-		if (chan->xp && chan->xp != c->x) {
+		if (chan->xp) {
+			cli_chan_mw_free(chan);
 			chan->xp->ops->destroy(chan->xp);
 			chan->xp = NULL;
 			chan->x = NULL;
 		}
 		while (!list_empty(&chan->inflight)) {
 			ch = list_entry(chan->inflight.prev, struct cli_chain, link);
-			if (c->broken || ch->setup || ch->rdma || !ch->tb) {
+			if (c->broken || ch->setup || !(ch->tb || ch->encode)) {
 				chain_finish(c, ch, -ENOTCONN);
 				continue;
 			}
@@ -820,11 +854,64 @@ static void reap_dead(struct rdax_conn *c)
 		send_queued(c);
 }
 
+/*
+ * With several channels an SMB-Direct one whose link died must fail soon
+ * so its requests go again elsewhere: a queue pair learns of it only when
+ * it sends, so its keep-alive (short with channels: cli_rdma_open) is run
+ * from here. True when a channel failed.
+ */
+static bool tick_chans(struct rdax_conn *c)
+{
+	uint64_t now = cli_now_ms();
+	bool failed = false;
+	unsigned int i;
+	int ret;
+
+	if (now < c->next_tick)
+		return false;
+	c->next_tick = now + CLI_TICK_MS;
+	for (i = 0; i < c->nchan && !c->broken; i++) {
+		struct cli_chan *chan = &c->chans[i];
+
+		if (!chan->x || !chan_usable(chan) || !chan->xp->ops->tick)
+			continue;
+		ret = chan->xp->ops->tick(chan->xp, now);
+		if (ret < 0) {
+			cli_err(c, ret, "%s: SMB-Direct keep-alive: %s", chan->peer, strerror(-ret));
+			chan_fail(c, chan, ret);
+			failed = true;
+		}
+	}
+	return failed;
+}
+
+/* epoll_wait, ticking the SMB-Direct channels of a multichannel session */
+static int wait_events(struct rdax_conn *c, struct epoll_event *ev, int n, int timeout_ms,
+		       bool *failed)
+{
+	uint64_t end, now;
+	int got, step;
+
+	*failed = false;
+	if (!c->rdma || c->nchan < 2)
+		return epoll_wait(c->epfd, ev, n, timeout_ms);
+	now = cli_now_ms();
+	end = timeout_ms < 0 ? UINT64_MAX : now + (uint64_t)timeout_ms;
+	for (;;) {
+		step = end - now < CLI_TICK_MS ? (int)(end - now) : CLI_TICK_MS;
+		got = epoll_wait(c->epfd, ev, n, step);
+		*failed = tick_chans(c);
+		now = cli_now_ms();
+		if (got || *failed || c->broken || now >= end)
+			return got;
+	}
+}
+
 int cli_progress(struct rdax_conn *c, int timeout_ms)
 {
 	struct epoll_event ev[8];
 	int i, n, ret, pause;
-	bool short_wait = false;
+	bool short_wait = false, tick_failed;
 
 	if (c->broken)
 		return -ENOTCONN;
@@ -834,12 +921,16 @@ int cli_progress(struct rdax_conn *c, int timeout_ms)
 		timeout_ms = pause;
 		short_wait = true;
 	}
-	n = epoll_wait(c->epfd, ev, 8, timeout_ms);
+	n = wait_events(c, ev, 8, timeout_ms, &tick_failed);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	if (short_wait) {
 		delayed_due(c);
 		send_queued(c);
+	}
+	if (n == 0 && tick_failed && !c->broken) {
+		reap_dead(c);
+		return c->broken ? c->broken_err : 0;
 	}
 	if (n == 0)
 		return short_wait && !c->broken ? 0 : c->broken ? c->broken_err : -ETIMEDOUT;
@@ -955,7 +1046,8 @@ struct cli_chan *cli_chan_add(struct rdax_conn *c, struct xprt *x, const char *p
 void cli_chan_drop(struct rdax_conn *c, struct cli_chan *chan)
 {
 	fail_list(c, &chan->inflight, -ESHUTDOWN);
-	if (chan->xp && chan->xp != c->x)
+	cli_chan_mw_free(chan);
+	if (chan->xp)
 		chan->xp->ops->destroy(chan->xp);
 	chan->xp = NULL;
 	chan->x = NULL;
@@ -991,16 +1083,13 @@ void cli_engine_stop(struct rdax_conn *c)
 	for (i = 0; i < c->nchan; i++) {
 		struct cli_chan *chan = &c->chans[i];
 
-		if (chan->xp && chan->xp != c->x)
+		cli_chan_mw_free(chan);
+		if (chan->xp)
 			chan->xp->ops->destroy(chan->xp);
 		chan->xp = NULL;
 		chan->x = NULL;
 	}
-	if (c->x) {
-		c->x->ops->destroy(c->x);
-		c->x = NULL;
-	}
-	c->rdma_chan = NULL;
+	cli_rdev_free(c);
 	while ((tb = c->tb_free)) {
 		c->tb_free = tb->next_free;
 		free(tb->mem);

@@ -62,6 +62,7 @@ static void io_on_pdu(struct cli_chain *ch, int i, const uint8_t *pdu, size_t le
 			if (got > io->len)
 				goto bad;
 			c->rdma_bytes += got;
+			ch->chan->rdma_bytes += got;
 		} else {
 			got = rd.data_length;
 			if (got > io->len)
@@ -76,10 +77,12 @@ static void io_on_pdu(struct cli_chain *ch, int i, const uint8_t *pdu, size_t le
 		if (smb2_write_rsp_decode(pdu, len, &wr) || wr.count > io->len)
 			goto bad;
 		c->stats.bytes_written += wr.count;
-		if (io->r.channel)
+		if (io->r.channel) {
 			c->rdma_bytes += wr.count;
-		else
+			ch->chan->rdma_bytes += wr.count;
+		} else {
 			c->inline_bytes += wr.count;
+		}
 		io->res = wr.count;
 		return;
 	default:
@@ -104,45 +107,35 @@ static void io_on_done(struct cli_chain *ch)
 		io->complete(io);
 }
 
-/*
- * Build and queue one READ/WRITE/FLUSH; len fits cli_io_chunk(). 0: the
- * request was taken and completes through io_on_done (with an error if
- * it could not be sent); negative: not taken, no completion follows.
- */
-static int io_start(struct rdax_conn *c, struct cli_io *io)
+/* What the last encode took for its channel (window, cache entry). */
+static void io_release(struct cli_chain *ch)
 {
+	struct cli_io *io = container_of(ch, struct cli_io, ch);
+
+	cli_rdma_finish(io->c, &io->r);
+}
+
+/*
+ * The READ or WRITE for the channel it goes on: by RDMA on an
+ * SMB-Direct channel (descriptors for that channel's PD and QP), else
+ * inline. Called again when a failover sends it on another channel.
+ */
+static int io_encode(struct cli_chain *ch, struct cli_chan *chan)
+{
+	struct cli_io *io = container_of(ch, struct cli_io, ch);
+	struct rdax_conn *c = io->c;
 	struct rdax_file *f = io->f;
 	struct wcur w;
 	int ret;
 
-	io->done = false;
-	io->res = 0;
-	io->status = 0;
-	ret = cli_chain_init(c, &io->ch);
+	cli_rdma_finish(c, &io->r);
+	ret = cli_rdma_prepare(c, chan, io->buf, io->len, io->op == RDAX_OP_READ, &io->r);
 	if (ret)
 		return ret;
-	io->ch.on_pdu = io_on_pdu;
-	io->ch.on_done = io_on_done;
-	if (io->op == RDAX_OP_FSYNC) {
-		ret = cli_chain_add(c, &io->ch, SMB2_FLUSH, f->t->id, false, 0, 24, &w);
-		if (ret)
-			goto out_free;
-		smb2_flush_req_encode(&w, &f->fid);
-		cli_chain_end(c, &io->ch, &w);
-		ret = cli_chain_submit(c, &io->ch);
-		if (ret)
-			goto out_free;
-		return 0;
-	}
-	ret = cli_rdma_prepare(c, io->buf, io->len, io->op == RDAX_OP_READ, &io->r);
-	if (ret)
-		goto out_free;
-	/* descriptors name memory of one channel's protection domain */
-	io->ch.rdma = io->r.channel != 0;
-	ret = cli_chain_add(c, &io->ch, io->op == RDAX_OP_READ ? SMB2_READ : SMB2_WRITE,
+	ret = cli_chain_add(c, ch, io->op == RDAX_OP_READ ? SMB2_READ : SMB2_WRITE,
 			    f->t->id, false, smb2_credit_charge_for(io->len), 72, &w);
 	if (ret)
-		goto out_finish;
+		return ret;
 	if (io->r.channel)
 		smbd_desc_encode(io->di, &io->r.desc, 1);
 	if (io->op == RDAX_OP_READ) {
@@ -169,18 +162,54 @@ static int io_start(struct rdax_conn *c, struct cli_io *io)
 		}
 		smb2_write_req_encode(&w, &r);
 		if (!io->r.channel) {
-			io->ch.tail = io->buf;
-			io->ch.tail_len = io->len;
+			ch->tail = io->buf;
+			ch->tail_len = io->len;
 		}
 	}
-	cli_chain_end(c, &io->ch, &w);
+	cli_chain_end(c, ch, &w);
+	return 0;
+}
+
+/*
+ * Queue one READ/WRITE/FLUSH; len fits cli_io_chunk(). 0: the request
+ * was taken and completes through io_on_done (with an error if it could
+ * not be sent); negative: not taken, no completion follows. A READ or
+ * WRITE is built when its channel is chosen (io_encode).
+ */
+static int io_start(struct rdax_conn *c, struct cli_io *io)
+{
+	struct rdax_file *f = io->f;
+	struct wcur w;
+	int ret;
+
+	io->done = false;
+	io->res = 0;
+	io->status = 0;
+	memset(&io->r, 0, sizeof(io->r));
+	ret = cli_chain_init(c, &io->ch);
+	if (ret)
+		return ret;
+	io->ch.on_pdu = io_on_pdu;
+	io->ch.on_done = io_on_done;
+	if (io->op == RDAX_OP_FSYNC) {
+		ret = cli_chain_add(c, &io->ch, SMB2_FLUSH, f->t->id, false, 0, 24, &w);
+		if (ret)
+			goto out_free;
+		smb2_flush_req_encode(&w, &f->fid);
+		cli_chain_end(c, &io->ch, &w);
+	} else {
+		/* what the credits must cover before it is built */
+		io->ch.n = 1;
+		io->ch.charge[0] = smb2_credit_charge_for(io->len);
+		io->ch.bulk = cli_io_bulk(c, io->len);
+		io->ch.encode = io_encode;
+		io->ch.release = io_release;
+	}
 	/* accepted: the outcome comes once, through io_on_done */
 	ret = cli_chain_submit(c, &io->ch);
 	if (ret)
-		goto out_finish;
+		goto out_free;
 	return 0;
-out_finish:
-	cli_rdma_finish(c, &io->r);
 out_free:
 	cli_chain_abort(c, &io->ch);
 	return ret;
@@ -359,9 +388,9 @@ static size_t io_limit(const struct rdax_conn *c, size_t len)
 	size_t m = c->max_read < c->max_write ? c->max_read : c->max_write;
 	bool rdma;
 
-	if (!c->x)
+	if (!c->rdma)
 		return m;
-	rdma = !c->signing && !c->encrypt && len >= c->cfg.rdma_threshold;
+	rdma = cli_io_bulk(c, len);
 	if (rdma && m > c->rdma_max)
 		m = c->rdma_max;
 	if (!rdma && m > c->inline_max)
@@ -374,7 +403,7 @@ size_t rdax_ioq_max_io(const struct rdax_ioq *q)
 	struct rdax_conn *c = q->c;
 
 	/* the largest length that fits its own path */
-	if (c->x && !c->signing && !c->encrypt && c->cfg.rdma_threshold <= c->rdma_max)
+	if (c->rdma && !c->signing && !c->encrypt && c->cfg.rdma_threshold <= c->rdma_max)
 		return io_limit(c, SIZE_MAX);
 	return io_limit(c, 0);
 }

@@ -21,6 +21,7 @@
 #include "crypto/auth.h"
 #include "proto/fsctl.h"
 #include "proto/ntstatus.h"
+#include "transport/smbdirect.h"
 
 #define MC_MAX_IFACES 64
 #define MC_IFACE_OUT 65536		/* MaxOutputResponse of the query */
@@ -405,7 +406,7 @@ static int bind_channel(struct rdax_conn *c, const char *addr, bool rdma)
 	ret = bind_negotiate(c, chan, preauth);
 	if (!ret)
 		ret = bind_session(c, chan, preauth);
-	if (!ret && rdma && !c->x)
+	if (!ret && rdma)
 		ret = cli_rdma_adopt(c, chan);
 	if (ret) {
 		cli_chan_drop(c, chan);
@@ -420,11 +421,15 @@ static int bind_channel(struct rdax_conn *c, const char *addr, bool rdma)
 /* The first connection's address in the form of a list entry. */
 static bool primary_addr(const struct rdax_conn *c, struct fsctl_netif *p)
 {
-	const char *peer = c->chans[0].peer;
+	const char *peer = c->chans[0].peer, *scheme;
 	char host[64];
 	const char *colon;
 
 	memset(p, 0, sizeof(*p));
+	/* an SMB-Direct transport names its peer rdma://address:port */
+	scheme = strstr(peer, "://");
+	if (scheme)
+		peer = scheme + 3;
 	if (peer[0] == '[') {
 		colon = strstr(peer, "]:");
 		if (!colon || colon - peer - 1 >= (long)sizeof(host))
@@ -439,6 +444,41 @@ static bool primary_addr(const struct rdax_conn *c, struct fsctl_netif *p)
 		p->family = AF_INET;
 	}
 	return inet_pton(p->family, host, p->addr) == 1;
+}
+
+/* Is there an RDMA device here (with a port up) to reach a server with? */
+static bool rdma_device_here(void)
+{
+	struct ibv_device **devs;
+	struct ibv_port_attr pa;
+	bool up = false;
+	int i, n = 0;
+
+	devs = ibv_get_device_list(&n);
+	for (i = 0; devs && i < n && !up; i++) {
+		struct ibv_context *ctx = ibv_open_device(devs[i]);
+
+		if (!ctx)
+			continue;
+		up = !ibv_query_port(ctx, 1, &pa) && pa.state == IBV_PORT_ACTIVE;
+		ibv_close_device(ctx);
+	}
+	if (devs)
+		ibv_free_device_list(devs);
+	return up;
+}
+
+/*
+ * SMB-Direct channels come first, as Windows does, when the application
+ * asked for them, or did not say and the first connection is
+ * SMB-Direct or this machine has an RDMA device with a port up;
+ * rdax_cfg_set_rdma_channels(cfg, false) keeps every channel on TCP.
+ */
+bool cli_mc_rdma_first(const struct rdax_conn *c)
+{
+	if (c->cfg.rdma_channels >= 0)
+		return c->cfg.rdma_channels;
+	return c->cfg.transport == RDAX_TRANSPORT_RDMA || rdma_device_here();
 }
 
 static bool mc_possible(struct rdax_conn *c)
@@ -477,8 +517,7 @@ void cli_mc_grow(struct rdax_conn *c)
 	/* a few spare picks for addresses that do not answer */
 	want = (c->cfg.channels - 1) * 4;
 	npick = cli_mc_plan(ifs, (unsigned int)n, have_primary ? &primary : NULL,
-			    c->chans[0].rdma,
-			    c->cfg.transport == RDAX_TRANSPORT_RDMA || c->cfg.rdma_channels,
+			    c->chans[0].rdma, cli_mc_rdma_first(c),
 			    picks, want < 4 * CLI_MAX_CHANNELS ? want : 4 * CLI_MAX_CHANNELS);
 	for (i = 0; i < npick && c->nchan < c->cfg.channels && !c->broken; i++) {
 		unsigned int slot = picks[i].iface * 2 + picks[i].rdma;

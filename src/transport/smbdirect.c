@@ -1282,6 +1282,13 @@ int smbd_connect(const char *host, unsigned int port,
 		 const struct smbd_params *prm, int timeout_ms,
 		 struct xprt **out)
 {
+	return smbd_connect_pd(host, port, prm, timeout_ms, NULL, NULL, out);
+}
+
+int smbd_connect_pd(const char *host, unsigned int port,
+		    const struct smbd_params *prm, int timeout_ms,
+		    smbd_pd_fn pd_for, void *pd_arg, struct xprt **out)
+{
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
 	struct rdma_conn_param cp = SMBD_CONN_PARAM;
 	struct smbd_neg_req nr;
@@ -1322,7 +1329,7 @@ int smbd_connect(const char *host, unsigned int port,
 	      wait_cm(c, RDMA_CM_EVENT_ROUTE_RESOLVED, timeout_ms);
 	if (ret)
 		goto out_destroy;
-	ret = setup_verbs(c, NULL, &attr);
+	ret = setup_verbs(c, pd_for ? pd_for(pd_arg, c->id->verbs) : NULL, &attr);
 	if (ret)
 		goto out_destroy;
 	/* the server reads and writes our memory: offer IRD, need little ORD */

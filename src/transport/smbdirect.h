@@ -125,6 +125,15 @@ const char *smbd_pending_peer(const struct smbd_pending *p);
 int smbd_connect(const char *host, unsigned int port,
 		 const struct smbd_params *prm, int timeout_ms,
 		 struct xprt **out);
+/*
+ * The same with the protection domain pd_for(pd_arg, verbs) gives for
+ * the device the route resolved to (NULL from it: a PD of its own), so that
+ * memory registered once per device serves every connection on it. The
+ * PD stays the caller's: it must outlive the connection.
+ */
+int smbd_connect_pd(const char *host, unsigned int port,
+		    const struct smbd_params *prm, int timeout_ms,
+		    smbd_pd_fn pd_for, void *pd_arg, struct xprt **out);
 /* Send one message (a copy is taken). */
 int smbd_client_send(struct xprt *x, const void *msg, size_t len,
 		     int timeout_ms);

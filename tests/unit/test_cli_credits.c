@@ -1394,6 +1394,209 @@ static void test_channels_failover(void)
 	conn_done(&c, s0);
 }
 
+
+/* Write len bytes as 64 KiB WRITEs through an rdax_ioq; the results. */
+static int ioq_write_all(struct rdax_conn *c, struct rdax_file *file, uint8_t *buf,
+			 size_t len, int *errs)
+{
+	enum { N = 16 };
+	struct rdax_io io[N];
+	struct rdax_cqe cqe[N];
+	struct rdax_ioq *q = NULL;
+	int i, n, got = 0, nio = (int)(len / (64 * KIB));
+
+	*errs = 0;
+	if (nio > N || rdax_ioq_new(c, N, &q))
+		return -1;
+	for (i = 0; i < nio; i++)
+		io[i] = (struct rdax_io){ .opcode = RDAX_OP_WRITE, .file = file,
+					  .buf = buf + (size_t)i * 64 * KIB, .len = 64 * KIB,
+					  .offset = (uint64_t)i * 64 * KIB, .user_data = (uint64_t)i };
+	if (rdax_submit(q, io, (unsigned int)nio) != nio) {
+		rdax_ioq_delete(&q);
+		return -1;
+	}
+	while (got < nio) {
+		n = rdax_reap(q, cqe, N, 1, 3000);
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++)
+			*errs += cqe[i].res != 64 * KIB;
+		got += n;
+	}
+	rdax_ioq_delete(&q);
+	return got;
+}
+
+/* fail a fake channel at its next event */
+static void fake_kill(struct fake *s)
+{
+	uint64_t one = 1;
+
+	s->fail = true;
+	if (write(s->efd, &one, sizeof(one)) != sizeof(one))
+		exit(2);
+}
+
+static int replays_seen(const struct fake *s, int *seq1)
+{
+	int i, n = 0;
+
+	*seq1 = 0;
+	for (i = 0; i < s->nreq; i++) {
+		if (s->req[i].flags & SMB2_FLAGS_REPLAY_OPERATION) {
+			n++;
+			*seq1 += s->req[i].seq == 1;
+		}
+	}
+	return n;
+}
+
+static void test_channels_io_failover(void)
+{
+	struct rdax_tree tree = { .id = 1 };
+	struct rdax_file file = { .t = &tree };
+	size_t len = 16 * 64 * KIB;
+	uint8_t *buf = malloc(len);
+	struct fake *s0, *s1;
+	struct rdax_conn *c;
+	int errs, seq1, n1;
+
+	t_section("WRITEs in flight on a channel that fails are built again and replayed");
+	if (!buf)
+		exit(2);
+	c = conn_new(&s0, 0, 200);
+	tree.c = c;
+	s1 = chan_new(c, 200);
+	fake_file(s0, len);
+	s0->reply = true;		/* the second channel never answers */
+	pattern(buf, len, 777);
+	/* the writes spread; those on channel 1 wait for answers that never come */
+	{
+		struct rdax_ioq *q = NULL;
+		struct rdax_io io[16];
+		struct rdax_cqe cqe[16];
+		int i, n, got = 0;
+
+		T_EQ(rdax_ioq_new(c, 16, &q), 0);
+		for (i = 0; i < 16; i++)
+			io[i] = (struct rdax_io){ .opcode = RDAX_OP_WRITE, .file = &file,
+						  .buf = buf + (size_t)i * 64 * KIB, .len = 64 * KIB,
+						  .offset = (uint64_t)i * 64 * KIB };
+		T_EQ(rdax_submit(q, io, 16), 16);
+		n1 = s1->nreq;
+		T_ASSERT(n1 >= 4);
+		fake_kill(s1);
+		errs = 0;
+		while (got < 16) {
+			n = rdax_reap(q, cqe, 16, 1, 3000);
+			if (n <= 0)
+				break;
+			for (i = 0; i < n; i++)
+				errs += cqe[i].res != 64 * KIB;
+			got += n;
+		}
+		T_EQ(got, 16);
+		rdax_ioq_delete(&q);
+	}
+	T_EQ(errs, 0);
+	T_ASSERT(!memcmp(s0->file, buf, len));
+	T_EQ(replays_seen(s0, &seq1), n1);
+	T_EQ(seq1, n1);
+	T_EQ(s0->nreq, 16);
+	T_ASSERT(c->chans[1].dead && !c->broken);
+	conn_done(&c, s0);
+	free(buf);
+}
+
+/*
+ * Channel 1 plays an SMB-Direct channel (no verbs here: its I/O goes
+ * inline, but the scheduler treats it as RDMA).
+ */
+static void test_channels_bulk_on_rdma(void)
+{
+	struct rdax_tree tree = { .id = 1 };
+	struct rdax_file file = { .t = &tree };
+	size_t len = 8 * 64 * KIB;
+	uint8_t *buf = malloc(len);
+	struct fake *s0, *s1;
+	struct rdax_conn *c;
+	int errs, seq1, i, bulk0 = 0;
+	const uint16_t one[] = { 1 };
+	struct cli_chain ch[4];
+	struct tally t[4];
+
+	t_section("file data goes on the SMB-Direct channel while it lives, small requests anywhere");
+	if (!buf)
+		exit(2);
+	c = conn_new(&s0, 0, 200);
+	tree.c = c;
+	s1 = chan_new(c, 200);
+	c->rdma = true;
+	c->rdma_max = c->inline_max = MIB;
+	c->cfg.rdma_threshold = 4096;
+	c->chans[1].rdma = true;
+	fake_file(s0, len);
+	fake_file(s1, len);
+	s0->reply = s1->reply = true;
+	pattern(buf, len, 99);
+	T_EQ(ioq_write_all(c, &file, buf, len, &errs), 8);
+	T_EQ(errs, 0);
+	for (i = 0; i < s0->nreq; i++)
+		bulk0 += s0->req[i].cmd == SMB2_WRITE;
+	T_EQ(bulk0, 0);
+	T_EQ(s1->nreq, 8);
+	T_ASSERT(!memcmp(s1->file, buf, len));
+	for (i = 0; i < 4; i++)
+		T_EQ(echo_submit(c, &ch[i], one, 1, &t[i]), 0);
+	T_EQ(run_until(c, t, 4), 4);
+	T_ASSERT(s0->nreq >= 1);
+
+	t_section("the SMB-Direct channel fails: its WRITEs go inline on the TCP one, replayed");
+	s1->reply = false;
+	pattern(buf, len, 1234);
+	{
+		struct rdax_ioq *q = NULL;
+		struct rdax_io io[8];
+		struct rdax_cqe cqe[8];
+		int n, got = 0;
+
+		int before = s1->nreq;
+
+		T_EQ(rdax_ioq_new(c, 8, &q), 0);
+		for (i = 0; i < 8; i++)
+			io[i] = (struct rdax_io){ .opcode = RDAX_OP_WRITE, .file = &file,
+						  .buf = buf + (size_t)i * 64 * KIB, .len = 64 * KIB,
+						  .offset = (uint64_t)i * 64 * KIB };
+		T_EQ(rdax_submit(q, io, 8), 8);
+		T_EQ(s1->nreq - before, 8);
+		fake_kill(s1);
+		errs = 0;
+		while (got < 8) {
+			n = rdax_reap(q, cqe, 8, 1, 3000);
+			if (n <= 0)
+				break;
+			for (i = 0; i < n; i++)
+				errs += cqe[i].res != 64 * KIB;
+			got += n;
+		}
+		T_EQ(got, 8);
+		rdax_ioq_delete(&q);
+	}
+	T_EQ(errs, 0);
+	T_ASSERT(!memcmp(s0->file, buf, len));
+	T_EQ(replays_seen(s0, &seq1), 8);
+	T_EQ(seq1, 8);
+
+	t_section("no SMB-Direct channel left: file data goes on TCP, not replayed");
+	pattern(buf, len, 4321);
+	T_EQ(ioq_write_all(c, &file, buf, len, &errs), 8);
+	T_EQ(errs, 0);
+	T_ASSERT(!memcmp(s0->file, buf, len));
+	conn_done(&c, s0);
+	free(buf);
+}
+
 int main(void)
 {
 	test_init();
@@ -1423,5 +1626,7 @@ int main(void)
 	test_rw_no_credits();
 	test_channels_signed();
 	test_channels_failover();
+	test_channels_io_failover();
+	test_channels_bulk_on_rdma();
 	return t_done();
 }

@@ -278,6 +278,24 @@ static void plan(void)
 	T_EQ(p[1].iface, 1);
 }
 
+static void rdma_first(void)
+{
+	struct rdax_conn c;
+
+	t_section("SMB-Direct channels first: what the application said wins");
+	memset(&c, 0, sizeof(c));
+	c.cfg.transport = RDAX_TRANSPORT_TCP;
+	c.cfg.rdma_channels = 1;
+	T_ASSERT(cli_mc_rdma_first(&c));
+	c.cfg.transport = RDAX_TRANSPORT_RDMA;
+	c.cfg.rdma_channels = 0;
+	T_ASSERT(!cli_mc_rdma_first(&c));
+
+	t_section("SMB-Direct channels first: unsaid, an SMB-Direct session wants more");
+	c.cfg.rdma_channels = -1;
+	T_ASSERT(cli_mc_rdma_first(&c));
+}
+
 int main(void)
 {
 	/* OpenSSL, its legacy provider (MD4, RC4) included, is a build dependency */
@@ -287,5 +305,6 @@ int main(void)
 	decode_good();
 	decode_bad();
 	plan();
+	rdma_first();
 	return t_done();
 }
