@@ -18,6 +18,7 @@ nfail=0
 nchecks=0
 nskips=0
 made_users=""
+USERS_DIR=/run/rdax-test-users	# unix_user's claims
 
 cleanup() {
 	for p in $pids; do
@@ -27,7 +28,7 @@ cleanup() {
 		wait "$p" 2>/dev/null
 	done
 	for u in $made_users; do
-		userdel "$u" 2>/dev/null
+		user_release "$u"
 	done
 	[ -n "${RDAX_KEEP_T:-}" ] || rm -rf "$T"
 }
@@ -171,10 +172,37 @@ stop_rdaxd() {
 # removed when the test ends. Without root rdaxd acts as the user running
 # it for everyone, and no account is needed.
 unix_user() {
-	getent passwd "$1" >/dev/null && return 0
-	[ "$(id -u)" = 0 ] || return 0
-	useradd -M -N -g users -s /usr/sbin/nologin "$1" || die "useradd $1 failed"
+	[ "$(id -u)" = 0 ] || { getent passwd "$1" >/dev/null; return 0; }
+	# suites that run at once share the accounts: each holds a claim,
+	# and the last one out deletes an account one of them made
+	mkdir -p "$USERS_DIR/$1" || die "mkdir $USERS_DIR/$1"
+	(
+		flock 9
+		if ! getent passwd "$1" >/dev/null; then
+			useradd -M -N -g users -s /usr/sbin/nologin "$1" || exit 1
+			touch "$USERS_DIR/$1/made"
+		fi
+		touch "$USERS_DIR/$1/$$"
+	) 9>"$USERS_DIR/.lock" || die "useradd $1 failed"
 	made_users="$made_users $1"
+}
+
+# user_release USER: drop this suite's claim (unix_user)
+user_release() {
+	(
+		flock 9
+		rm -f "$USERS_DIR/$1/$$"
+		# another suite's claim, or one whose suite is gone
+		for c in "$USERS_DIR/$1"/*; do
+			case ${c##*/} in
+			made | '*') continue ;;
+			esac
+			kill -0 "${c##*/}" 2>/dev/null && exit 0
+			rm -f "$c"
+		done
+		[ -e "$USERS_DIR/$1/made" ] && userdel "$1" 2>/dev/null
+		rm -rf "${USERS_DIR:?}/$1"
+	) 9>"$USERS_DIR/.lock"
 }
 
 # share_dir DIR...: directories every user of a share may write
