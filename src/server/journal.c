@@ -227,7 +227,8 @@ static int slot_write(struct srv_journal *j, int i, const uint8_t *payload, uint
 	put_le16(half + 4, J_VERSION);
 	put_le64(half + 8, seq);
 	put_le32(half + 16, len);
-	memcpy(half + J_HDR, payload, len);
+	if (len)
+		memcpy(half + J_HDR, payload, len);
 	j_sum(half, len, half + 24);
 	ret = j_write(j, (uint64_t)i * J_SLOT + (uint64_t)h * J_HALF, half, J_HALF);
 	if (!ret)

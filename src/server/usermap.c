@@ -33,6 +33,7 @@ struct map_line {
 struct usermap {
 	struct map_line *lines;
 	int nlines;
+	int cap;
 };
 
 static void set_err(char *err, size_t len, const char *path, int line,
@@ -98,10 +99,15 @@ static int parse_line(struct usermap *m, char *text, int lineno, const char *pat
 	*eq = 0;
 	left = trim(text);
 	right = eq + 1;
-	v = realloc(m->lines, sizeof(*v) * (size_t)(m->nlines + 1));
-	if (!v)
-		return -ENOMEM;
-	m->lines = v;
+	if (m->nlines == m->cap) {
+		int cap = m->cap ? m->cap * 2 : 16;
+
+		v = realloc(m->lines, sizeof(*v) * (size_t)cap);
+		if (!v)
+			return -ENOMEM;
+		m->lines = v;
+		m->cap = cap;
+	}
 	l = &m->lines[m->nlines];
 	memset(l, 0, sizeof(*l));
 	l->lineno = lineno;

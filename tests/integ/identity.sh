@@ -324,14 +324,17 @@ zc0=$(zc_total)
 check "$ua (not the owner) reads it" fio --name=rd $Fa --rw=read --bs=1m --size=8m
 zc1=$(zc_total)
 check "... sent from the mapping ($((zc1 - zc0)) bytes zero-copy)" test $((zc1 - zc0)) -ge $((8 << 20))
-check "$ua reads it while $ub writes it: the reader opens first" sh -c "
+# fio runs as a function (lib.sh: a sanitizer build preloads its runtimes)
+read_while_written() {
 	fio --name=rd2 $Fa --rw=randread --bs=64k --size=8m --time_based=1 --runtime=3 \
-		>'$T/fio-rd.out' 2>&1 &
-	r=\$!
+		>"$T/fio-rd.out" 2>&1 &
+	r=$!
 	sleep 1
 	fio --name=wr2 $Fb --rw=randwrite --bs=64k --size=8m --time_based=1 --runtime=1 \
-		>'$T/fio-wr.out' 2>&1 || exit 1
-	wait \$r"
+		>"$T/fio-wr.out" 2>&1 || { wait $r; return 1; }
+	wait $r
+}
+check "$ua reads it while $ub writes it: the reader opens first" read_while_written
 check_output "$ua fetches it: the same bytes as on disk" "^ok$" \
 	sh -c "$RDAX $A get '$U/dx/w.bin' '$T/w.back' 2>&1 && cmp '$T/dx/w.bin' '$T/w.back' && echo ok"
 kill -USR1 "$RDAXD_PID"
