@@ -171,11 +171,16 @@ static int durable_ctxs(const struct smb2_create_ctx *ctx, int n, struct create_
 	if ((dhnc && dh2c) || (dhnc && dh2q) || (dh2c && dhnq) || (dh2q && dh2c) ||
 	    (dhnq && dh2q))
 		return -EINVAL;
-	/* a reconnect may come with its lease (and, v1, a DHnQ) only */
+	/*
+	 * A reconnect may come with its lease (and, v1, a DHnQ), as in
+	 * Samba, and with a QFid: Linux cifs.ko adds one to every CREATE,
+	 * its reconnects included, and it only asks for the on-disk id.
+	 * Anything else: STATUS_OBJECT_NAME_NOT_FOUND.
+	 */
 	if (dhnc) {
 		if (dhnc->data.len != 16)
 			return -EINVAL;
-		allowed = 1 + !!dhnq + cx->cache.lease;
+		allowed = 1 + !!dhnq + cx->cache.lease + cx->qfid;
 		if (n != allowed)
 			return -E_SMB_OBJECT_NAME_NOT_FOUND;
 		smb2_dhnc_decode(dhnc->data.p, dhnc->data.len, &d->reconnect_fid);
@@ -185,7 +190,7 @@ static int durable_ctxs(const struct smb2_create_ctx *ctx, int n, struct create_
 	if (dh2c) {
 		if (dh2c->data.len != 36)
 			return -EINVAL;
-		if (n != 1 + cx->cache.lease)
+		if (n != 1 + cx->cache.lease + cx->qfid)
 			return -E_SMB_OBJECT_NAME_NOT_FOUND;
 		smb2_dh2c_decode(dh2c->data.p, dh2c->data.len, &v2);
 		d->reconnect_fid = v2.fid;

@@ -6,6 +6,8 @@
  *              never granted, for another client's lease
  *   reconnect  durable v2 reconnects with a wrong CreateGuid, a forged
  *              lease key, by another user; then the right one
+ *   cifs       a durable v1 reconnect as Linux cifs.ko sends it: lease,
+ *              DHnC and a QFid; one with an MxAc as well is refused
  *   flood      more opens that each wait for a break than a connection
  *              may have waiting: the rest get STATUS_INSUFFICIENT_RESOURCES,
  *              the waiting ones finish when the holder goes
@@ -54,6 +56,7 @@ struct cr_out {
 	struct smb2_lease_ctx lc;
 	bool durable;
 	bool persistent;
+	bool qfid;
 };
 
 /* Send a CREATE (not waiting for it): its MessageId. */
@@ -132,7 +135,10 @@ static void create_parse(struct raw *r, struct cr_out *o)
 			o->persistent = !smb2_dh2q_rsp_decode(ctx[i].data.p, ctx[i].data.len,
 							      &t, &fl) &&
 					fl & SMB2_DHANDLE_FLAG_PERSISTENT;
-		}
+		} else if (!memcmp(ctx[i].name.p, SMB2_CTX_DHNQ, 4))
+			o->durable = true;
+		else if (!memcmp(ctx[i].name.p, SMB2_CTX_QFID, 4))
+			o->qfid = ctx[i].data.len == 32;
 	}
 }
 
@@ -175,6 +181,36 @@ static size_t contexts(uint8_t *buf, size_t cap, const uint8_t key[16], uint32_t
 			smb2_create_ctx_add(&w, &prev, SMB2_CTX_DH2Q, data, (uint32_t)n);
 		}
 	}
+	return w.off;
+}
+
+/*
+ * What Linux cifs.ko (6.1) puts in every CREATE on a share with leases:
+ * a v2 lease, a DHnQ (a DHnC with reconnect's FileId), a QFid last;
+ * extra: an MxAc after them.
+ */
+static size_t contexts_cifs(uint8_t *buf, size_t cap, const uint8_t key[16],
+			    const struct smb2_fid *reconnect, bool extra)
+{
+	struct smb2_lease_ctx lc = { .version = 2, .state = SMB2_LEASE_RWH };
+	uint8_t data[64];
+	size_t prev = SIZE_MAX, n;
+	struct wcur w;
+
+	wcur_init(&w, buf, cap);
+	memcpy(lc.key, key, 16);
+	n = smb2_lease_ctx_encode(data, &lc);
+	smb2_create_ctx_add(&w, &prev, SMB2_CTX_LEASE, data, (uint32_t)n);
+	if (reconnect) {
+		n = smb2_dhnc_encode(data, reconnect);
+		smb2_create_ctx_add(&w, &prev, SMB2_CTX_DHNC, data, (uint32_t)n);
+	} else {
+		n = smb2_dhnq_encode(data);
+		smb2_create_ctx_add(&w, &prev, SMB2_CTX_DHNQ, data, (uint32_t)n);
+	}
+	smb2_create_ctx_add(&w, &prev, SMB2_CTX_QFID, data, 0);
+	if (extra)
+		smb2_create_ctx_add(&w, &prev, SMB2_CTX_MXAC, data, 0);
 	return w.off;
 }
 
@@ -321,6 +357,50 @@ static void case_reconnect(void)
 	if (!r.status) {
 		EXPECT(!raw_read(&a2, &r.fid, 0, buf, sizeof(buf), &got) && got == 5 &&
 		       !memcmp(buf, "kept\n", 5), "the data written before the drop is there");
+		EXPECT(!raw_close_fid(&a2, &r.fid), "close the reconnected handle");
+	}
+	raw_close(&a2);
+}
+
+static void case_cifs(void)
+{
+	struct raw a, a2;
+	struct cr_out o, r;
+	uint8_t key[16], ga[16], ctx[256];
+	char buf[64];
+	uint32_t got;
+	size_t n;
+
+	fill(ga, 0xC7);
+	fill(key, 0x8D);
+	if (session(&a, &user1, ga))
+		return;
+	n = contexts_cifs(ctx, sizeof(ctx), key, NULL, false);
+	create(&a, "durable-v1.txt", FILE_GENERIC_READ | FILE_GENERIC_WRITE, FILE_OVERWRITE_IF,
+	       SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &o);
+	EXPECT(!o.status && o.lease && o.lc.state == SMB2_LEASE_RWH && o.durable,
+	       "a durable v1 open under an RWH lease, with a QFid: %s, durable %d",
+	       raw_sname(o.status), o.durable);
+	EXPECT(!raw_write(&a, &o.fid, 0, "v1\n", 3), "write to it");
+	raw_close(&a);
+	usleep(300000);
+
+	if (session(&a2, &user1, ga))
+		return;
+	n = contexts_cifs(ctx, sizeof(ctx), key, &o.fid, true);
+	create(&a2, "durable-v1.txt", FILE_GENERIC_READ | FILE_GENERIC_WRITE, FILE_OPEN,
+	       SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &r);
+	EXPECT(r.status == STATUS_OBJECT_NAME_NOT_FOUND,
+	       "a reconnect with an MxAc too is refused, as in Samba: %s", raw_sname(r.status));
+	n = contexts_cifs(ctx, sizeof(ctx), key, &o.fid, false);
+	create(&a2, "durable-v1.txt", FILE_GENERIC_READ | FILE_GENERIC_WRITE, FILE_OPEN,
+	       SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &r);
+	EXPECT(!r.status && r.lease && r.lc.state == SMB2_LEASE_RWH && r.qfid,
+	       "lease, DHnC and QFid (cifs.ko's reconnect) get the open back: %s, QFid %d",
+	       raw_sname(r.status), r.qfid);
+	if (!r.status) {
+		EXPECT(!raw_read(&a2, &r.fid, 0, buf, sizeof(buf), &got) && got == 3 &&
+		       !memcmp(buf, "v1\n", 3), "the data written before the drop is there");
 		EXPECT(!raw_close_fid(&a2, &r.fid), "close the reconnected handle");
 	}
 	raw_close(&a2);
@@ -541,6 +621,7 @@ static const struct {
 	{ "persist", case_persist },
 	{ "acks", case_acks },
 	{ "reconnect", case_reconnect },
+	{ "cifs", case_cifs },
 	{ "flood", case_flood },
 	{ "nolease", case_nolease },
 };
@@ -550,7 +631,7 @@ int main(int argc, char **argv)
 	size_t i;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: caching HOST PORT SHARE acks|reconnect|flood|persist|nolease\n");
+		fprintf(stderr, "usage: caching HOST PORT SHARE acks|reconnect|cifs|flood|persist|nolease\n");
 		return 2;
 	}
 	host = argv[1];
