@@ -8,6 +8,9 @@
  *              lease key, by another user; then the right one
  *   cifs       a durable v1 reconnect as Linux cifs.ko sends it: lease,
  *              DHnC and a QFid; one with an MxAc as well is refused
+ *   purge      a disconnected durable open whose share mode refuses a new
+ *              open is closed for it: the open succeeds, the reconnect
+ *              finds nothing
  *   flood      more opens that each wait for a break than a connection
  *              may have waiting: the rest get STATUS_INSUFFICIENT_RESOURCES,
  *              the waiting ones finish when the holder goes
@@ -59,6 +62,9 @@ struct cr_out {
 	bool qfid;
 };
 
+/* The ShareAccess of the CREATEs sent */
+static uint32_t create_share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+
 /* Send a CREATE (not waiting for it): its MessageId. */
 static uint64_t create_send(struct raw *r, const char *name, uint32_t access, uint32_t disp,
 			    uint8_t oplock, const uint8_t *ctx, size_t ctxlen)
@@ -73,7 +79,7 @@ static uint64_t create_send(struct raw *r, const char *name, uint32_t access, ui
 	c.impersonation = 2;
 	c.desired_access = access;
 	c.file_attributes = FILE_ATTRIBUTE_NORMAL;
-	c.share_access = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+	c.share_access = create_share;
 	c.disposition = disp;
 	c.name.p = n16;
 	c.name.len = n < 0 ? 0 : (uint32_t)n;
@@ -406,6 +412,51 @@ static void case_cifs(void)
 	raw_close(&a2);
 }
 
+static void case_purge(void)
+{
+	struct raw a, a2, b;
+	struct cr_out o, ob, r;
+	uint8_t key[16], cguid[16], ga[16], gb[16], ctx[256];
+	size_t n;
+
+	fill(ga, 0xC9);
+	fill(gb, 0xBA);
+	fill(key, 0x9E);
+	fill(cguid, 0xD6);
+	if (session(&a, &user1, ga))
+		return;
+	/* smbtorture's durable-open.open2-lease: RH, sharing nothing */
+	create_share = 0;
+	n = contexts(ctx, sizeof(ctx), key, SMB2_LEASE_READ | SMB2_LEASE_HANDLE, cguid, 0, NULL);
+	create(&a, "durable-purge.txt", FILE_GENERIC_READ | FILE_GENERIC_WRITE,
+	       FILE_OVERWRITE_IF, SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &o);
+	create_share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+	EXPECT(!o.status && o.durable && o.lease && o.lc.state == (SMB2_LEASE_READ | SMB2_LEASE_HANDLE),
+	       "a durable open under an RH lease that shares nothing: %s", raw_sname(o.status));
+	raw_close(&a);
+	usleep(300000);		/* rdaxd has seen the connection go */
+
+	if (session(&b, &user1, gb))
+		return;
+	create(&b, "durable-purge.txt", FILE_GENERIC_READ | FILE_GENERIC_WRITE, FILE_OPEN,
+	       SMB2_OPLOCK_LEVEL_NONE, NULL, 0, &ob);
+	EXPECT(!ob.status, "another client opens the file: %s", raw_sname(ob.status));
+	if (!session(&a2, &user1, ga)) {
+		n = contexts(ctx, sizeof(ctx), key, SMB2_LEASE_READ | SMB2_LEASE_HANDLE, cguid, 0,
+			     &o.fid);
+		create(&a2, "durable-purge.txt", 0, FILE_OPEN, SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &r);
+		EXPECT(r.status == STATUS_OBJECT_NAME_NOT_FOUND,
+		       "the durable open was closed for it: its reconnect gets %s",
+		       raw_sname(r.status));
+		if (!r.status)
+			raw_close_fid(&a2, &r.fid);
+		raw_close(&a2);
+	}
+	if (!ob.status)
+		raw_close_fid(&b, &ob.fid);
+	raw_close(&b);
+}
+
 static void case_flood(void)
 {
 	struct raw a, b;
@@ -622,6 +673,7 @@ static const struct {
 	{ "acks", case_acks },
 	{ "reconnect", case_reconnect },
 	{ "cifs", case_cifs },
+	{ "purge", case_purge },
 	{ "flood", case_flood },
 	{ "nolease", case_nolease },
 };
@@ -631,7 +683,7 @@ int main(int argc, char **argv)
 	size_t i;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: caching HOST PORT SHARE acks|reconnect|cifs|flood|persist|nolease\n");
+		fprintf(stderr, "usage: caching HOST PORT SHARE acks|reconnect|cifs|purge|flood|persist|nolease\n");
 		return 2;
 	}
 	host = argv[1];

@@ -4,6 +4,7 @@
 # wire): acknowledgements for breaks never sent and for leases not held,
 # durable reconnects with a wrong CreateGuid, a forged lease key or by
 # another user, a v1 reconnect as Linux cifs.ko sends it (with a QFid),
+# a disconnected durable open in the way of a new open by its share mode,
 # and a flood of opens that each wait for a break, bounded per connection.
 # rdaxd keeps serving, and afterwards holds nothing: no connection,
 # session, open, lease or disconnected durable open. A share with
@@ -38,7 +39,7 @@ sed 's/^/    /' "$T/nolease.out"
 [ $rc = 0 ] && ok "oplocks = no on a share: no lease, no oplock there" ||
 	not_ok "a share with oplocks = no (exit $rc)"
 
-for c in acks reconnect cifs flood; do
+for c in acks reconnect cifs purge flood; do
 	"$BIN" 127.0.0.1 "$PORT" data "$c" >"$T/$c.out" 2>&1
 	rc=$?
 	sed 's/^/    /' "$T/$c.out"
