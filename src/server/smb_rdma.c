@@ -63,6 +63,20 @@ static void write_rsp_body(struct wcur *w, void *arg)
 	smb2_write_rsp_encode(w, &r);
 }
 
+/*
+ * The bytes this transfer moved, on its session's channel here: a READ at
+ * EOF moves fewer than it asked for (or none), so they are counted at the
+ * answer, not at the request.
+ */
+static void rio_count(struct srv_rio *io)
+{
+	struct srv_channel *ch = srv_channel_find(io->c, io->hdr.session_id);
+
+	if (ch)
+		atomic_fetch_add_explicit(io->write ? &ch->st.bytes_in : &ch->st.bytes_out,
+					  io->done, memory_order_relaxed);
+}
+
 static void rio_respond(struct srv_rio *io, int err)
 {
 	int ret;
@@ -70,6 +84,8 @@ static void rio_respond(struct srv_rio *io, int err)
 	if (io->responded || io->c->closing)
 		return;
 	io->responded = true;
+	if (!err)
+		rio_count(io);
 	ret = srv_respond_async(io->c, &io->hdr, io->hdr.session_id,
 				io->hdr.tree_id, io->sign ? &io->signer : NULL, err,
 				io->write ? write_rsp_body : read_rsp_body, io,
@@ -447,8 +463,6 @@ static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 	req->cseq.o = NULL;
 	srv_open_ref(o);
 	c->rio_active++;
-	atomic_fetch_add_explicit(write ? &req->chan->st.bytes_in : &req->chan->st.bytes_out,
-				  want, memory_order_relaxed);
 	*out = io;
 	return 0;
 }
