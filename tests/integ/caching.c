@@ -160,12 +160,17 @@ static void create(struct raw *r, const char *name, uint32_t access, uint32_t di
 	create_parse(r, o);
 }
 
-/* A lease context (v2), and a DH2Q or DH2C after it when asked. */
-static size_t contexts(uint8_t *buf, size_t cap, const uint8_t key[16], uint32_t state,
-		       const uint8_t *guid, uint32_t timeout, const struct smb2_fid *reconnect)
+/*
+ * A lease context (v2), a DH2Q or DH2C after it when asked (with
+ * durable flags dflags), and an empty context tagged extra (a query
+ * such as QFid) last when given.
+ */
+static size_t contexts_ex(uint8_t *buf, size_t cap, const uint8_t key[16], uint32_t state,
+			  const uint8_t *guid, uint32_t timeout, const struct smb2_fid *reconnect,
+			  uint32_t dflags, const char *extra)
 {
 	struct smb2_lease_ctx lc = { .version = 2, .state = state };
-	struct smb2_durable_v2 d = { .timeout = timeout };
+	struct smb2_durable_v2 d = { .timeout = timeout, .flags = dflags };
 	uint8_t data[64];
 	size_t prev = SIZE_MAX, n;
 	struct wcur w;
@@ -187,7 +192,15 @@ static size_t contexts(uint8_t *buf, size_t cap, const uint8_t key[16], uint32_t
 			smb2_create_ctx_add(&w, &prev, SMB2_CTX_DH2Q, data, (uint32_t)n);
 		}
 	}
+	if (extra)
+		smb2_create_ctx_add(&w, &prev, extra, NULL, 0);
 	return w.off;
+}
+
+static size_t contexts(uint8_t *buf, size_t cap, const uint8_t key[16], uint32_t state,
+		       const uint8_t *guid, uint32_t timeout, const struct smb2_fid *reconnect)
+{
+	return contexts_ex(buf, cap, key, state, guid, timeout, reconnect, 0, NULL);
 }
 
 /*
@@ -584,9 +597,8 @@ static void case_persist(void)
 	crypto_random(cguid, 16);
 	if (session(&a, &user1, ga))
 		return;
-	n = contexts(ctx, sizeof(ctx), key, SMB2_LEASE_RWH, cguid, 120000, NULL);
-	/* the persistent flag in the DH2Q */
-	put_le32(ctx + n - 32 + 4, SMB2_DHANDLE_FLAG_PERSISTENT);
+	n = contexts_ex(ctx, sizeof(ctx), key, SMB2_LEASE_RWH, cguid, 120000, NULL,
+			SMB2_DHANDLE_FLAG_PERSISTENT, NULL);
 	create(&a, "ca.txt", FILE_GENERIC_READ | FILE_GENERIC_WRITE, FILE_OVERWRITE_IF,
 	       SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &o);
 	EXPECT(!o.status && o.durable && o.persistent,
@@ -618,11 +630,19 @@ static void case_persist(void)
 	raw_close(&a);
 	if (session(&a2, &user1, ga))
 		return;
-	n = contexts(ctx, sizeof(ctx), key, SMB2_LEASE_RWH, cguid, 0, &o.fid);
-	put_le32(ctx + n - 36 + 32, SMB2_DHANDLE_FLAG_PERSISTENT);
+	/* a reconnect with a context that asks something of the open: refused */
+	n = contexts_ex(ctx, sizeof(ctx), key, SMB2_LEASE_RWH, cguid, 0, &o.fid,
+			SMB2_DHANDLE_FLAG_PERSISTENT, SMB2_CTX_MXAC);
 	create(&a2, "ca.txt", 0, FILE_OPEN, SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &r);
-	EXPECT(!r.status, "the client reconnects its handle after the restart: %s",
+	EXPECT(r.status == STATUS_OBJECT_NAME_NOT_FOUND,
+	       "a DH2C with an MxAc beside its lease is refused, as Samba does: %s",
 	       raw_sname(r.status));
+	/* as Linux cifs.ko reconnects: lease, DH2C, QFid */
+	n = contexts_ex(ctx, sizeof(ctx), key, SMB2_LEASE_RWH, cguid, 0, &o.fid,
+			SMB2_DHANDLE_FLAG_PERSISTENT, SMB2_CTX_QFID);
+	create(&a2, "ca.txt", 0, FILE_OPEN, SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &r);
+	EXPECT(!r.status && r.qfid, "the client reconnects its handle after the restart, "
+	       "with a QFid as cifs.ko sends: %s, QFid answered %d", raw_sname(r.status), r.qfid);
 	if (!r.status) {
 		EXPECT(r.lease && (r.lc.state & SMB2_LEASE_HANDLE),
 		       "with its lease (state %x)", r.lc.state);
