@@ -14,7 +14,7 @@ pkgs_vm="linux-image-amd64 qemu-system-x86 busybox-static cpio kmod
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	ndctl daxctl e2fsprogs cifs-utils iproute2 bc bison flex libelf-dev
 	xz-utils patch libpmem2-dev libibverbs-dev gcc make libc6-dev
-	fio procps numactl"
+	fio procps numactl dbench"
 
 groups=${*:-all}
 want=""
