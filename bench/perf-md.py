@@ -6,12 +6,14 @@
 
 Prints the section; with --readme, replaces the text between
 <!-- perf:begin --> and <!-- perf:end --> in that file instead. Benches it
-knows: rdma-to-dax (bench/rdma-to-dax), smbdirect (bench/smbdirect) and tcp
-(bench/tcp). Missing files are skipped, and so is smbdirect's when an
-rdma-to-dax file (its superset) is given too.
+knows: rdma-to-dax (bench/rdma-to-dax), smbdirect (bench/smbdirect), tcp
+(bench/tcp) and dbench (bench/dbench). A bench whose file is missing keeps
+the subsection the README has for it (with --readme; skipped otherwise);
+smbdirect's is left out when there is an rdma-to-dax one (its superset).
 """
 import json
 import os
+import re
 import sys
 
 BEGIN, END = "<!-- perf:begin -->", "<!-- perf:end -->"
@@ -220,6 +222,50 @@ def tcp(doc, path):
     return out
 
 
+def dbench(doc, path):
+    g, tb, cfg = doc.get("guest", {}), doc.get("testbed", {}), doc.get("config", {})
+    out = ["### dbench on a cifs.ko mount (`bench/dbench`)\n"]
+    out.append("Measured %s on `%s`: host %s, qemu %s (%s), guest kernel %s, %s CPUs; "
+               "dbench %s (its client.txt load), %s clients for %ss on one cifs.ko mount "
+               "over TCP with its default options, rdaxd and ksmbd (each with its "
+               "defaults: leases in rdaxd, oplocks only in ksmbd) in one boot, one server "
+               "at a time. (%s)\n" % (
+                   _date(doc), doc.get("rdax version", "?"), tb.get("host_cpu", "?"),
+                   tb.get("qemu", "?").replace("QEMU emulator version ", ""),
+                   tb.get("accel", "?"), g.get("guest_kernel", "?"), g.get("guest_cpus", "?"),
+                   g.get("dbench", "?"), cfg.get("clients", "?"),
+                   _g(cfg.get("dbench_time_s")), os.path.relpath(path)))
+    jobs = {(j["server"], j["store"]): j for j in doc.get("jobs", [])}
+    ratio = {r["store"]: r.get("ratio") for r in doc.get("ratios", [])}
+    out.append("| share on | rdaxd | ksmbd | rdaxd/ksmbd | guest CPU busy rdaxd / ksmbd |")
+    out.append("|---|---:|---:|---:|---:|")
+    for b in ("posix", "dax"):
+        a, k = jobs.get(("rdaxd", b)), jobs.get(("ksmbd", b))
+        if not (a or k):
+            continue
+
+        def mbs(j):
+            return "%.1f MB/s" % j["dbench"]["throughput_MBps"] if j else "-"
+
+        def busy(j):
+            c = j and j.get("guest_cpu_pct")
+            return "%.0f%%" % c["busy"] if c else "-"
+        where = (a or k).get("backing") or b
+        out.append("| %s: %s | %s | %s | %s | %s / %s |" % (
+            b, where, mbs(a), mbs(k), _r(ratio.get(b)), busy(a), busy(k)))
+    out.append("")
+    out.append("dbench's MB/s: 1e6 bytes read and written by its clients per second after "
+               "its warmup; the ratio is rdaxd/ksmbd, above 1 is better. The guest's CPUs "
+               "(dbench, cifs.ko and the server together) are the limit under emulation. "
+               "Latencies and dbench's operation table: `build/bench/dbench.md` and the "
+               "JSON.")
+    if doc.get("errors"):
+        out.append("")
+        out.append("Failed in this run: " + "; ".join(doc["errors"]) + ".")
+    out.append("")
+    return out
+
+
 def _g(v):
     return "?" if v is None else "%g" % v
 
@@ -234,7 +280,24 @@ def _date(doc):
     return time.strftime("%Y-%m-%d", time.gmtime(ts)) if ts else "?"
 
 
-KNOWN = {"smbdirect": smbdirect, "tcp": tcp, "rdma-to-dax": rdma_to_dax}
+KNOWN = {"smbdirect": smbdirect, "tcp": tcp, "rdma-to-dax": rdma_to_dax, "dbench": dbench}
+
+
+def kept_sections(readme):
+    """the README's current subsections by bench name ("### ... (`bench/NAME`)")"""
+    if not readme or not os.path.exists(readme):
+        return {}
+    with open(readme) as fh:
+        cur = fh.read()
+    if BEGIN not in cur or END not in cur:
+        return {}
+    body = cur[cur.index(BEGIN) + len(BEGIN):cur.index(END)]
+    kept = {}
+    for part in re.split(r"(?m)^(?=### )", body)[1:]:
+        m = re.match(r"### .*\(`bench/([\w-]+)`\)", part)
+        if m:
+            kept[m.group(1)] = part.rstrip("\n").split("\n") + [""]
+    return kept
 
 
 def main(argv):
@@ -243,7 +306,8 @@ def main(argv):
         readme = argv[2]
         argv = argv[2:]
     files = argv[1:] or ["build/bench/rdma-to-dax.json", "build/bench/smbdirect.json",
-                         "build/bench/tcp.json"]
+                         "build/bench/tcp.json", "build/bench/dbench.json"]
+    kept = kept_sections(readme)
     out = [BEGIN, "",
            "Implementations measured side by side in one session; compare the ratios, "
            "not absolute numbers across machines. Regenerate with `make readme-perf` "
@@ -252,17 +316,24 @@ def main(argv):
     docs = []
     for f in files:
         if not os.path.exists(f):
+            # no result here: the README keeps what it shows of that bench
+            docs.append((f, None))
             continue
         with open(f) as fh:
             docs.append((f, json.load(fh)))
     # bench/rdma-to-dax is bench/smbdirect's superset: one SMB-Direct section
-    superset = any(d.get("bench") == "rdma-to-dax" for _, d in docs)
-    for f, doc in docs:
-        if superset and doc.get("bench") == "smbdirect":
+    names = [d.get("bench") if d else os.path.basename(f)[:-len(".json")] for f, d in docs]
+    superset = "rdma-to-dax" in names and ("rdma-to-dax" in kept or any(
+        d and d.get("bench") == "rdma-to-dax" for _, d in docs))
+    for (f, doc), name in zip(docs, names):
+        if superset and name == "smbdirect":
             continue
-        fn = KNOWN.get(doc.get("bench"))
-        if fn:
+        fn = KNOWN.get(name)
+        if doc and fn:
             out += fn(doc, f)
+            n += 1
+        elif not doc and name in kept:
+            out += kept[name]
             n += 1
     if not n:
         out.append("_No bench results yet: run `bench/rdma-to-dax`, `bench/smbdirect` or "
