@@ -88,6 +88,17 @@ RDAX_API int rdax_cfg_set_channels(struct rdax_cfg *cfg, unsigned int n);
  */
 RDAX_API int rdax_cfg_set_rdma_channels(struct rdax_cfg *cfg, bool on);
 /*
+ * Leases (on by default): opens ask the server for a lease (RH: read
+ * and handle caching; an oplock where the server has no leasing), and a
+ * stat keeps its handle open while the lease covers it, so a repeated
+ * stat, or an fstat, is answered from the client's cache with no round
+ * trip until the server breaks the lease or this client changes the
+ * file. Breaks are acknowledged as they arrive (when the application is
+ * inside a call on the connection, or by librdax's own thread when it
+ * is not). off: no lease is asked for, nothing is cached.
+ */
+RDAX_API int rdax_cfg_set_leases(struct rdax_cfg *cfg, bool on);
+/*
  * Notices that are no call's failure (a channel skipped or lost), one
  * line each without a newline, from the thread using the connection.
  */
@@ -165,6 +176,12 @@ struct rdax_stats {
 	uint64_t mr_cache_misses;
 	uint32_t credits;		/* SMB2 credits currently held */
 	uint32_t smbd_send_credits;	/* SMB-Direct credits held (0 on TCP) */
+	/* since 0.3 (rdax_conn_stats@RDAX_0.3; older binaries get the fields above) */
+	uint64_t breaks;		/* lease and oplock breaks received */
+	uint64_t cache_hits;		/* stats answered from the lease cache */
+	uint32_t leases;		/* files and directories leased now */
+	uint32_t cached_handles;	/* handles a stat keeps open under a lease */
+	uint64_t reserved[8];		/* zero */
 };
 
 RDAX_API int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st);

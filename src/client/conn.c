@@ -39,6 +39,7 @@ int rdax_cfg_new(struct rdax_cfg **out)
 	cfg->mr_cache_bytes = 1ull << 30;
 	cfg->channels = 1;
 	cfg->rdma_channels = -1;
+	cfg->leases = true;
 	*out = cfg;
 	return 0;
 }
@@ -185,6 +186,12 @@ int rdax_cfg_set_rdma_channels(struct rdax_cfg *cfg, bool on)
 	return 0;
 }
 
+int rdax_cfg_set_leases(struct rdax_cfg *cfg, bool on)
+{
+	cfg->leases = on;
+	return 0;
+}
+
 int rdax_cfg_set_log(struct rdax_cfg *cfg, void (*fn)(void *arg, const char *msg),
 		     void *arg)
 {
@@ -310,13 +317,18 @@ int rdax_conn_channel_info(const struct rdax_conn *c, unsigned int index,
 	return 0;
 }
 
-int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st)
+static void stats_fill(const struct rdax_conn *c, struct rdax_stats *st)
 {
 	struct mr_cache_stats ms;
 	struct smbd_info si;
+	const struct list_head *pos;
 	unsigned int i;
 
 	*st = c->stats;
+	st->cached_handles = c->ncached;
+	st->leases = 0;
+	for (pos = c->leases.next; pos != &c->leases; pos = pos->next)
+		st->leases += !!list_entry(pos, struct cli_lease, link)->state;
 	st->credits = cli_credits_total(c);
 	st->rdma_bytes = c->rdma_bytes;
 	st->inline_bytes = c->inline_bytes;
@@ -335,6 +347,30 @@ int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st)
 			st->smbd_send_credits += si.send_credits;
 		}
 	}
+}
+
+int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st)
+{
+	stats_fill(c, st);
+	return 0;
+}
+
+/*
+ * Binaries built against 0.1 and 0.2 pass the struct as it was then,
+ * without the lease counters: they get that much of it.
+ */
+#define STATS_V1_SIZE offsetof(struct rdax_stats, breaks)
+
+int cli_conn_stats_v1(const struct rdax_conn *c, struct rdax_stats *st);
+__asm__(".symver cli_conn_stats_v1, rdax_conn_stats@RDAX_0.1");
+
+__attribute__((visibility("default"), used))
+int cli_conn_stats_v1(const struct rdax_conn *c, struct rdax_stats *st)
+{
+	struct rdax_stats all;
+
+	stats_fill(c, &all);
+	memcpy(st, &all, STATS_V1_SIZE);
 	return 0;
 }
 
@@ -835,6 +871,8 @@ void cli_negotiate_req(const struct rdax_conn *c, struct smb2_negotiate_req *r)
 	r->capabilities = SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_ENCRYPTION;
 	if (c->cfg.channels > 1)
 		r->capabilities |= SMB2_GLOBAL_CAP_MULTI_CHANNEL;
+	if (c->cfg.leases)
+		r->capabilities |= SMB2_GLOBAL_CAP_LEASING | SMB2_GLOBAL_CAP_DIRECTORY_LEASING;
 	memcpy(r->client_guid, c->client_guid, 16);
 	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (all[i] >= c->cfg.min_dialect && all[i] <= c->cfg.max_dialect)
@@ -1068,6 +1106,8 @@ int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
 	c->epfd = -1;
 	list_init(&c->sendq);
 	list_init(&c->delayq);
+	list_init(&c->trees);
+	cli_leases_init(c);
 	c->port = port ? port : 445;
 	snprintf(c->host, sizeof(c->host), "%s", host);
 	crypto_random(c->client_guid, sizeof(c->client_guid));
@@ -1123,6 +1163,10 @@ void rdax_disconnect(struct rdax_conn **cp)
 	cli_engine_stop_inflight(c, -ESHUTDOWN);
 	cli_rdma_teardown(c);
 	cli_engine_stop(c);
+	cli_leases_free(c);
+	/* the trees the application still holds no longer name a connection */
+	while (!list_empty(&c->trees))
+		list_del(c->trees.next);
 	explicit_bzero(&c->keys, sizeof(c->keys));
 	explicit_bzero(c->chans, sizeof(c->chans));
 	explicit_bzero(&c->cfg, sizeof(c->cfg));

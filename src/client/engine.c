@@ -687,6 +687,25 @@ static int delayed_wait(const struct rdax_conn *c)
 	return first > now ? (int)(first - now) : 0;
 }
 
+/* A lease or oplock break: the server's own message (MessageId all ones). */
+static bool is_break(const struct smb2_hdr *h)
+{
+	return h->message_id == UINT64_MAX && h->command == SMB2_OPLOCK_BREAK;
+}
+
+/*
+ * A message in clear on a session that encrypts: only a break
+ * notification, which servers send in clear (SessionId 0); it can only
+ * make the client drop what it caches.
+ */
+static bool clear_break(const uint8_t *msg, size_t len)
+{
+	struct smb2_hdr h;
+
+	return !smb2_hdr_decode(msg, len, &h) && is_break(&h) && !h.next_command &&
+	       h.flags & SMB2_FLAGS_SERVER_TO_REDIR;
+}
+
 /* One message from the server: match its PDUs to chains by MessageId. */
 static int on_msg(void *arg, uint8_t *msg, size_t len)
 {
@@ -714,7 +733,7 @@ static int on_msg(void *arg, uint8_t *msg, size_t len)
 		msg += SMB2_TRANSFORM_SIZE;
 		len = (size_t)n;
 		enc = true;
-	} else if (c->encrypt && c->have_key && chan->bound) {
+	} else if (c->encrypt && c->have_key && chan->bound && !clear_break(msg, len)) {
 		return cli_err(c, -EPROTO, "unencrypted response from %s on an encrypted session",
 			       chan->peer);
 	}
@@ -724,9 +743,13 @@ static int on_msg(void *arg, uint8_t *msg, size_t len)
 		    !(h.flags & SMB2_FLAGS_SERVER_TO_REDIR))
 			return cli_err(c, -EPROTO, "malformed response from %s", chan->peer);
 		cli_credits_grant(&chan->cr, h.credits);
+		if (is_break(&h)) {
+			cli_on_break(c, msg + off, plen);
+			goto next;
+		}
 		ch = find_chain(chan, h.message_id, &i);
 		if (!ch)
-			goto next;	/* not ours (an oplock break, a late reply) */
+			goto next;	/* not ours: a late reply */
 		if (h.status == STATUS_PENDING && h.flags & SMB2_FLAGS_ASYNC_COMMAND)
 			goto next;	/* interim: the final response follows */
 		/* channel setup checks its own signatures */
