@@ -20,6 +20,13 @@
 #define CLI_TF_ROOM 64			/* room before tx data for a transform */
 #define CLI_LEASE_HASH 64		/* buckets of the path -> lease table */
 #define CLI_CACHED_MAX 128		/* handles kept open after a stat */
+/*
+ * How long a handle a stat keeps, and attributes found by name, last:
+ * another client's delete or rename of a file breaks no lease of ours
+ * (nothing conflicts with an attributes-only open), so a name is
+ * trusted this long, as cifs.ko's closetimeo and actimeo default to.
+ */
+#define CLI_CACHE_MS 1000
 
 struct rdax_cfg {
 	enum rdax_transport transport;
@@ -218,7 +225,7 @@ struct rdax_conn {
 	uint64_t inline_bytes;		/* file data in messages */
 	/* leases and cached handles (lease.c) */
 	struct list_head leases;	/* struct cli_lease */
-	struct list_head lease_lru;	/* those kept only by a cached handle, oldest first */
+	struct list_head lease_lru;	/* cached handles and no-lease marks, oldest first */
 	struct list_head lease_hash[CLI_LEASE_HASH];
 	unsigned int ncached;		/* on lease_lru */
 	struct list_head trees;		/* rdax_tree the application holds */
@@ -272,6 +279,8 @@ struct cli_lease {
 	struct smb2_fid cfid;
 	bool have_stat;			/* st as the server said, R held since */
 	struct rdax_stat st;
+	uint64_t st_ms;			/* when the server said it (cli_now_ms) */
+	uint64_t cached_ms;		/* when cfid (or the no-lease mark) was made */
 	char *path;			/* "a/b" ("" the share's root) */
 };
 
@@ -487,6 +496,8 @@ int cli_lease_stat(struct rdax_tree *t, const char *path, struct rdax_stat *st);
 /* fstat of f: from its lease's cache while it holds R */
 bool cli_lease_fstat_hit(struct rdax_file *f, struct rdax_stat *st);
 void cli_lease_fstat_fill(struct rdax_file *f, const struct rdax_stat *st);
+/* cached handles and marks older than CLI_CACHE_MS go (cli_begin) */
+void cli_leases_expire(struct rdax_conn *c);
 
 /* f's data or size changed: what its lease caches of it is stale */
 void cli_file_changed(struct rdax_file *f);

@@ -210,6 +210,8 @@ void cli_begin(struct rdax_conn *c)
 {
 	c->errmsg[0] = 0;
 	c->last_status = 0;
+	if (c->ncached)
+		cli_leases_expire(c);
 }
 
 /* An rdax_connect failure without a connection to keep it on. */
@@ -325,10 +327,14 @@ static void stats_fill(const struct rdax_conn *c, struct rdax_stats *st)
 	unsigned int i;
 
 	*st = c->stats;
-	st->cached_handles = c->ncached;
+	st->cached_handles = 0;
 	st->leases = 0;
-	for (pos = c->leases.next; pos != &c->leases; pos = pos->next)
-		st->leases += !!list_entry(pos, struct cli_lease, link)->state;
+	for (pos = c->leases.next; pos != &c->leases; pos = pos->next) {
+		const struct cli_lease *l = list_entry(pos, struct cli_lease, link);
+
+		st->leases += !!l->state;
+		st->cached_handles += l->cached;
+	}
 	st->credits = cli_credits_total(c);
 	st->rdma_bytes = c->rdma_bytes;
 	st->inline_bytes = c->inline_bytes;

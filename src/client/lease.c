@@ -30,6 +30,12 @@
 #define R SMB2_LEASE_READ
 #define H SMB2_LEASE_HANDLE
 
+/* May attributes found by name be answered from the cache? (R and H) */
+static bool covered(uint32_t state)
+{
+	return (state & (R | H)) == (R | H);
+}
+
 /* ---- the table ---- */
 
 void cli_leases_init(struct rdax_conn *c)
@@ -364,7 +370,7 @@ void cli_lease_granted(struct cli_lease *l, const struct cli_grant *g)
 	l->granted = true;
 	l->state = g->state;
 	l->epoch = g->epoch;
-	if (!(l->state & R))
+	if (!covered(l->state))
 		l->have_stat = false;
 }
 
@@ -487,11 +493,15 @@ static void lease_break(struct rdax_conn *c, const uint8_t *body, size_t len)
 	l->state = to;
 	if (c->dialect >= SMB2_DIALECT_300)
 		l->epoch = b.new_epoch;
-	if (!(to & R))
+	/*
+	 * Cached attributes need R; and H, as they are found by name: without
+	 * it the server no longer tells us before the name goes or moves.
+	 */
+	if (!covered(to)) {
 		l->have_stat = false;
-	/* a cached handle lives only under R and H */
-	if ((to & (R | H)) != (R | H))
+		/* a cached handle lives only under R and H */
 		drop_cached(c, l);
+	}
 	/* without H others may rename or delete it: its name is no longer ours */
 	if (!(to & H))
 		lease_detach(l);
@@ -579,7 +589,7 @@ bool cli_lease_fstat_hit(struct rdax_file *f, struct rdax_stat *st)
 	/* a break that already came in is heard first */
 	cli_progress(c, 0);
 	l = f->lease;
-	if (!l || !l->have_stat || !(l->state & R))
+	if (!l || !l->have_stat || !covered(l->state))
 		return false;
 	*st = l->st;
 	c->stats.cache_hits++;
@@ -590,47 +600,27 @@ void cli_lease_fstat_fill(struct rdax_file *f, const struct rdax_stat *st)
 {
 	struct cli_lease *l = f->lease;
 
-	if (l && l->state & R) {
+	if (l && covered(l->state)) {
 		l->st = *st;
+		l->st_ms = cli_now_ms();
 		l->have_stat = true;
 	}
 }
 
-/* QUERY_INFO on a handle the entry has (its cached one or the application's). */
-static int stat_by_handle(struct rdax_tree *t, struct cli_lease *l, const char *path,
-			  struct rdax_stat *st)
+void cli_leases_expire(struct rdax_conn *c)
 {
-	struct rdax_conn *c = t->c;
-	const struct smb2_fid *fid = l->cached ? &l->cfid : NULL;
-	struct list_head *pos;
-	struct cli_chain ch;
-	int ret;
+	uint64_t now = cli_now_ms();
 
-	list_for_each(pos, &t->files) {
-		struct rdax_file *f = list_entry(pos, struct rdax_file, tlink);
+	while (!list_empty(&c->lease_lru)) {
+		struct cli_lease *l = list_entry(c->lease_lru.next, struct cli_lease, lru);
 
-		if (!fid && f->lease == l)
-			fid = &f->fid;
+		if (now - l->cached_ms < CLI_CACHE_MS)
+			break;
+		drop_cached(c, l);
+		l->nolease = false;
+		lru_del(c, l);
+		cli_lease_put(c, l);
 	}
-	if (!fid)
-		return -ENOENT;
-	cli_chain_init(c, &ch);
-	ret = cli_add_query_info(t, &ch, fid, SMB2_0_INFO_FILE, FileAllInformation, 4096);
-	if (ret) {
-		cli_chain_abort(c, &ch);
-		return ret;
-	}
-	ret = cli_chain_run(c, &ch);
-	if (ret)
-		return ret;
-	if (ch.rsp[0].status)
-		return cli_status(c, ch.rsp[0].status, "stat", path);
-	ret = cli_decode_all_info(c, &ch.rsp[0], st);
-	if (!ret && l->state & R) {
-		l->st = *st;
-		l->have_stat = true;
-	}
-	return ret;
 }
 
 /*
@@ -703,13 +693,20 @@ static int stat_open(struct rdax_tree *t, struct cli_lease *l, const char *path,
 		else if (!ret && !l->cached && !l->nfiles) {
 			/* ask no more here while this mark lasts */
 			l->nolease = true;
+			l->cached_ms = cli_now_ms();
 			lru_touch(c, l);
+		}
+		if (!ret && covered(l->state)) {
+			l->st = *st;
+			l->st_ms = cli_now_ms();
+			l->have_stat = true;
 		}
 		return ret;
 	}
 	l->cached = true;
 	l->cfid = rsp.fid;
 	l->st = *st;
+	l->st_ms = l->cached_ms = cli_now_ms();
 	l->have_stat = true;
 	lru_touch(c, l);
 	return 0;
@@ -724,20 +721,13 @@ int cli_lease_stat(struct rdax_tree *t, const char *path, struct rdax_stat *st)
 	/* a break that already came in is heard first */
 	cli_progress(c, 0);
 	l = cli_lease_find(t, path);
-	if (l && l->have_stat && l->state & R) {
+	if (l && l->have_stat && covered(l->state) && cli_now_ms() - l->st_ms < CLI_CACHE_MS) {
 		*st = l->st;
 		c->stats.cache_hits++;
-		if (l->cached)
-			lru_touch(c, l);
 		return 0;
 	}
 	if (l && l->nolease)
 		return -EAGAIN;		/* the plain way (the caller) */
-	if (l && (l->cached || l->nfiles)) {
-		ret = stat_by_handle(t, l, path, st);
-		if (ret != -ENOENT)
-			return ret;
-	}
 	if (!l)
 		l = cli_lease_get(t, path);
 	if (!l)
