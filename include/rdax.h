@@ -99,6 +99,16 @@ RDAX_API int rdax_cfg_set_rdma_channels(struct rdax_cfg *cfg, bool on);
  */
 RDAX_API int rdax_cfg_set_leases(struct rdax_cfg *cfg, bool on);
 /*
+ * Durable handles (on by default, SMB 3 over TCP, with leases): rdax_open
+ * asks for a durable handle (v2), and when the connection drops the
+ * client connects again by itself within the request timeout (a new
+ * session with PreviousSessionId, its trees, its durable handles with
+ * their leases) and sends again what was in flight, with the replay
+ * flag: the application sees no error. off: a dropped connection fails
+ * every call (-ENOTCONN).
+ */
+RDAX_API int rdax_cfg_set_durable(struct rdax_cfg *cfg, bool on);
+/*
  * Notices that are no call's failure (a channel skipped or lost), one
  * line each without a newline, from the thread using the connection.
  */
@@ -181,6 +191,9 @@ struct rdax_stats {
 	uint64_t cache_hits;		/* stats answered from the lease cache */
 	uint32_t leases;		/* files and directories leased now */
 	uint32_t cached_handles;	/* handles a stat keeps open under a lease */
+	uint64_t reconnects;		/* sessions set up again after a drop */
+	uint64_t durable_reopens;	/* handles the server gave back then */
+	uint64_t handles_lost;		/* handles it did not give back */
 	uint64_t reserved[8];		/* zero */
 };
 

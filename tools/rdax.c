@@ -309,6 +309,14 @@ static void session_close(struct session *s, const struct opts *o,
 				(unsigned long long)st.mr_cache_hits,
 				(unsigned long long)st.mr_cache_misses);
 		fputc('\n', stderr);
+		if (st.reconnects)
+			fprintf(stderr, "reconnects %llu: %llu durable handles back, %llu lost\n",
+				(unsigned long long)st.reconnects,
+				(unsigned long long)st.durable_reopens,
+				(unsigned long long)st.handles_lost);
+		if (st.breaks || st.cache_hits)
+			fprintf(stderr, "leases: %llu breaks, %llu stats from the cache\n",
+				(unsigned long long)st.breaks, (unsigned long long)st.cache_hits);
 		print_channels(s->conn);
 	}
 	rdax_tree_disconnect(&s->tree);

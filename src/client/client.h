@@ -48,6 +48,7 @@ struct rdax_cfg {
 	void (*log)(void *arg, const char *msg);
 	void *log_arg;
 	bool leases;			/* ask for leases; cache attributes under them */
+	bool durable;			/* durable handles; reconnect a dropped session */
 };
 
 struct cli_rsp {
@@ -94,6 +95,7 @@ struct cli_chain {
 	struct cli_chan *pin;		/* only this channel may carry it */
 	struct cli_chan *chan;		/* the channel it is in flight on */
 	bool replay;			/* resent after its channel failed */
+	bool recon;			/* a step of a reconnect: goes while the rest wait */
 	bool keep;			/* tb kept for a resend */
 	/* file data that goes by RDMA where an SMB-Direct channel lives */
 	bool bulk;
@@ -229,6 +231,11 @@ struct rdax_conn {
 	struct list_head lease_hash[CLI_LEASE_HASH];
 	unsigned int ncached;		/* on lease_lru */
 	struct list_head trees;		/* rdax_tree the application holds */
+	/* reconnect (recon.c) */
+	bool established;		/* rdax_connect succeeded */
+	bool closing;			/* rdax_disconnect: no reconnect */
+	bool need_recon;		/* every channel failed: set the session up again */
+	bool reconnecting;
 };
 
 struct rdax_tree {
@@ -238,6 +245,7 @@ struct rdax_tree {
 	uint32_t share_flags;
 	uint32_t caps;			/* SMB2_SHARE_CAP_* */
 	bool no_lease;			/* granted no lease on a file: stats go uncached */
+	uint32_t old_id;		/* its id before a reconnect */
 	struct list_head link;		/* c->trees */
 	struct list_head files;		/* rdax_files rdax_open made */
 };
@@ -253,6 +261,11 @@ struct rdax_file {
 	/* what rdax_open set up (the temporary handles of other calls have none) */
 	struct list_head tlink;		/* t->files; tlink.next NULL: not listed */
 	struct cli_lease *lease;	/* its lease, or NULL */
+	bool durable;			/* the server keeps it across a reconnect */
+	uint8_t create_guid[16];
+	uint32_t access, options;	/* as opened: a reconnect opens it so again */
+	struct smb2_fid old_fid;	/* its id before a reconnect */
+	bool lost;			/* a reconnect did not get it back */
 };
 
 /*
@@ -456,7 +469,7 @@ void cli_lease_changed(struct rdax_tree *t, const char *path);
 /* path was renamed to "to": the entries and files under it follow */
 void cli_lease_renamed(struct rdax_tree *t, const char *from, const char *to);
 
-/* CREATE contexts of an open: a lease request. */
+/* CREATE contexts of an open: a lease and a durable handle request. */
 struct cli_ctx {
 	uint8_t buf[192];
 	size_t len;
@@ -467,12 +480,17 @@ void cli_ctx_init(struct cli_ctx *x);
 /* RqLs for l asking state (v2 on SMB 3, with the parent's key if leased) */
 void cli_ctx_lease(struct cli_ctx *x, struct rdax_tree *t, const struct cli_lease *l,
 		   uint32_t state);
+/* DH2Q with CreateGuid guid (SMB 3) */
+void cli_ctx_durable(struct cli_ctx *x, struct rdax_tree *t, const uint8_t *guid);
+/* DH2C: the open fid with CreateGuid guid, again */
+void cli_ctx_reconnect(struct cli_ctx *x, const struct smb2_fid *fid, const uint8_t *guid);
 /* What a CREATE response's contexts granted. */
 struct cli_grant {
 	bool lease;			/* a lease context came back */
 	uint32_t state;
 	uint16_t epoch;
 	uint32_t flags;
+	bool durable;			/* a DH2Q response came back */
 };
 
 int cli_grant_parse(struct rdax_conn *c, const struct smb2_create_rsp *rsp,
@@ -496,17 +514,51 @@ int cli_lease_stat(struct rdax_tree *t, const char *path, struct rdax_stat *st);
 /* fstat of f: from its lease's cache while it holds R */
 bool cli_lease_fstat_hit(struct rdax_file *f, struct rdax_stat *st);
 void cli_lease_fstat_fill(struct rdax_file *f, const struct rdax_stat *st);
+/* the session went (a reconnect): the handles stats kept went with it */
+void cli_leases_session_gone(struct rdax_conn *c);
 /* cached handles and marks older than CLI_CACHE_MS go (cli_begin) */
 void cli_leases_expire(struct rdax_conn *c);
 
 /* f's data or size changed: what its lease caches of it is stale */
 void cli_file_changed(struct rdax_file *f);
+/* TREE_DISCONNECT of the tree id (share names it in messages) */
+int cli_tree_disconnect_req(struct rdax_conn *c, uint32_t id, const char *share);
 /* FileAllInformation of a QUERY_INFO response */
 int cli_decode_all_info(struct rdax_conn *c, const struct cli_rsp *rsp, struct rdax_stat *st);
 /* TREE_CONNECT of share: its id, flags and capabilities */
 int cli_tree_connect_req(struct rdax_conn *c, const char *share, uint32_t *id,
 			 uint32_t *flags, uint32_t *caps);
 
+
+/* ---- reconnect (recon.c) ---- */
+
+/* Set the session up again when the last channel fails? */
+bool cli_recon_wanted(const struct rdax_conn *c);
+/*
+ * Set the session up again on a new connection within the request
+ * timeout: NEGOTIATE with the same ClientGuid, SESSION_SETUP with
+ * PreviousSessionId, the trees, the durable handles (DH2C with their
+ * lease); then what was in flight goes again with the replay flag. On
+ * failure every waiting request fails and the connection is broken.
+ */
+void cli_reconnect(struct rdax_conn *c);
+/* NEGOTIATE and SESSION_SETUP (conn.c), for rdax_connect and a reconnect */
+int cli_session_start(struct rdax_conn *c, uint64_t prev_session_id);
+/* a TCP connection to the server as channel 0 (conn.c) */
+int cli_tcp_connect(struct rdax_conn *c);
+/* sockets that fail within seconds on a dead link */
+bool cli_fail_fast(const struct rdax_conn *c);
+/* every channel failed and was reaped: free their slots for new ones */
+void cli_chans_clear(struct rdax_conn *c);
+/*
+ * The chains waiting to be sent: fix sees each PDU of each (pdu NULL for
+ * one built when it goes); a negative return fails that chain.
+ */
+void cli_chains_fixup(struct rdax_conn *c,
+		      int (*fix)(void *arg, struct cli_chain *ch, uint8_t *pdu, size_t len),
+		      void *arg);
+/* fail every chain waiting to be sent (a reconnect gave up) */
+void cli_chains_fail(struct rdax_conn *c, int err);
 
 /* rdax_pread/rdax_pwrite and rdax_ftruncate inside other calls */
 ssize_t cli_rw(struct rdax_file *f, bool write, void *buf, size_t len, uint64_t off);

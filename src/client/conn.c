@@ -40,6 +40,7 @@ int rdax_cfg_new(struct rdax_cfg **out)
 	cfg->channels = 1;
 	cfg->rdma_channels = -1;
 	cfg->leases = true;
+	cfg->durable = true;
 	*out = cfg;
 	return 0;
 }
@@ -189,6 +190,12 @@ int rdax_cfg_set_rdma_channels(struct rdax_cfg *cfg, bool on)
 int rdax_cfg_set_leases(struct rdax_cfg *cfg, bool on)
 {
 	cfg->leases = on;
+	return 0;
+}
+
+int rdax_cfg_set_durable(struct rdax_cfg *cfg, bool on)
+{
+	cfg->durable = on;
 	return 0;
 }
 
@@ -431,13 +438,19 @@ int cli_path16(const char *path, uint8_t *out, size_t cap)
 		       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND)
 
 /*
- * With more than one channel a link that stops answering must fail its
- * channel soon (its requests go again on another), not after TCP's
- * retransmissions give up: data left unacknowledged this long aborts the
- * connection, and so do keepalive probes left unanswered, which start
- * after a second without data from the server (requests sent, answers
- * lost: nothing of ours is unacknowledged then).
+ * With more than one channel, or durable handles to reconnect, a link
+ * that stops answering must fail its channel soon (its requests go again
+ * on another, or on a new connection), not after TCP's retransmissions
+ * give up: data left unacknowledged this long aborts the connection, and
+ * so do keepalive probes left unanswered, which start after a second
+ * without data from the server (requests sent, answers lost: nothing of
+ * ours is unacknowledged then).
  */
+bool cli_fail_fast(const struct rdax_conn *c)
+{
+	return c->cfg.channels > 1 || c->cfg.durable;
+}
+
 #define CLI_MC_USER_TIMEOUT_MS 5000
 #define CLI_MC_KEEPIDLE_S 1
 #define CLI_MC_KEEPINTVL_S 1
@@ -469,7 +482,7 @@ int cli_tcp_open(struct rdax_conn *c, const char *host, unsigned int port,
 		return cli_err(c, fd, "cannot resolve host %s: %s", host, why);
 	if (fd < 0)
 		return cli_err(c, fd, "connect to %s:%u: %s", host, port, strerror(-fd));
-	if (c->cfg.channels > 1)
+	if (cli_fail_fast(c))
 		mc_socket_opts(c, fd);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	ret = tcp_xprt_new(fd, c->epfd, &x);
@@ -482,7 +495,7 @@ int cli_tcp_open(struct rdax_conn *c, const char *host, unsigned int port,
 	return 0;
 }
 
-static int cli_tcp_connect(struct rdax_conn *c)
+int cli_tcp_connect(struct rdax_conn *c)
 {
 	struct xprt *x;
 	int ret;
@@ -953,7 +966,8 @@ static int negotiate(struct rdax_conn *c, uint8_t *hint, size_t *hint_len)
 	return 0;
 }
 
-static int session_setup(struct rdax_conn *c, const uint8_t *hint, size_t hint_len)
+static int session_setup(struct rdax_conn *c, const uint8_t *hint, size_t hint_len,
+			 uint64_t prev_session_id)
 {
 	struct auth_client_cfg acfg = {
 		.user = c->cfg.user,
@@ -989,6 +1003,8 @@ static int session_setup(struct rdax_conn *c, const uint8_t *hint, size_t hint_l
 		}
 		r.security_mode = SMB2_NEGOTIATE_SIGNING_ENABLED |
 				  (c->cfg.sign_required ? SMB2_NEGOTIATE_SIGNING_REQUIRED : 0);
+		/* a reconnect: the server ends the session the connection lost */
+		r.prev_session_id = prev_session_id;
 		r.security.p = out;
 		r.security.len = (uint32_t)out_len;
 		cli_chain_init(c, &ch);
@@ -1078,11 +1094,21 @@ out_free:
 	return ret;
 }
 
-int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
-		 const struct rdax_cfg *cfg)
+int cli_session_start(struct rdax_conn *c, uint64_t prev_session_id)
 {
 	uint8_t hint[CLI_AUTH_MAX];
 	size_t hint_len = 0;
+	int ret;
+
+	ret = negotiate(c, hint, &hint_len);
+	if (!ret)
+		ret = session_setup(c, hint, hint_len, prev_session_id);
+	return ret;
+}
+
+int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
+		 const struct rdax_cfg *cfg)
+{
 	struct rdax_conn *c;
 	int ret;
 
@@ -1131,13 +1157,11 @@ int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
 		if (ret)
 			goto out_fail;
 	}
-	ret = negotiate(c, hint, &hint_len);
-	if (ret)
-		goto out_fail;
-	ret = session_setup(c, hint, hint_len);
+	ret = cli_session_start(c, 0);
 	if (ret)
 		goto out_fail;
 	cli_mc_grow(c);
+	c->established = true;
 	*out = c;
 	return 0;
 out_fail:
@@ -1157,6 +1181,7 @@ void rdax_disconnect(struct rdax_conn **cp)
 
 	if (!c)
 		return;
+	c->closing = true;
 	if (!c->broken && cli_chans_alive(c) && c->session_id) {
 		cli_chain_init(c, &ch);
 		if (!cli_chain_add(c, &ch, SMB2_LOGOFF, 0, false, 0, 8, &w)) {

@@ -94,11 +94,29 @@ int rdax_tree_connect(struct rdax_conn *c, const char *share,
 	return 0;
 }
 
+int cli_tree_disconnect_req(struct rdax_conn *c, uint32_t id, const char *share)
+{
+	struct cli_chain ch;
+	struct wcur w;
+	int ret;
+
+	cli_chain_init(c, &ch);
+	ret = cli_chain_add(c, &ch, SMB2_TREE_DISCONNECT, id, false, 0, 8, &w);
+	if (ret) {
+		cli_chain_abort(c, &ch);
+		return ret;
+	}
+	smb2_simple_encode(&w);
+	cli_chain_end(c, &ch, &w);
+	ret = cli_chain_run(c, &ch);
+	if (!ret && ch.rsp[0].status)
+		ret = cli_status(c, ch.rsp[0].status, "tree disconnect", share);
+	return ret;
+}
+
 int rdax_tree_disconnect(struct rdax_tree **tp)
 {
 	struct rdax_tree *t = *tp;
-	struct cli_chain ch;
-	struct wcur w;
 	int ret;
 
 	if (!t)
@@ -115,17 +133,7 @@ int rdax_tree_disconnect(struct rdax_tree **tp)
 	while (!list_empty(&t->files))
 		list_del(t->files.next);
 	list_del(&t->link);
-	cli_chain_init(t->c, &ch);
-	ret = cli_chain_add(t->c, &ch, SMB2_TREE_DISCONNECT, t->id, false, 0, 8, &w);
-	if (ret)
-		cli_chain_abort(t->c, &ch);
-	if (!ret) {
-		smb2_simple_encode(&w);
-		cli_chain_end(t->c, &ch, &w);
-		ret = cli_chain_run(t->c, &ch);
-		if (!ret && ch.rsp[0].status)
-			ret = cli_status(t->c, ch.rsp[0].status, "tree disconnect", t->share);
-	}
+	ret = cli_tree_disconnect_req(t->c, t->id, t->share);
 	cli_done(t->c, ret, "tree disconnect", t->share);
 	free(t);
 	*tp = NULL;
@@ -539,9 +547,11 @@ int rdax_open(struct rdax_tree *t, const char *path, int flags,
 	struct cli_lease *l = NULL;
 	struct smb2_create_rsp rsp;
 	struct rdax_file *f;
-	struct cli_grant g;
+	struct cli_grant g = { 0 };
 	struct cli_chain ch;
 	struct cli_ctx x;
+	uint8_t guid[16] = { 0 };
+	bool durable = false;
 	int acc = flags & O_ACCMODE, ret;
 
 	if (acc == O_RDONLY || acc == O_RDWR)
@@ -574,6 +584,11 @@ int rdax_open(struct rdax_tree *t, const char *path, int flags,
 		l->nfiles++;
 		cli_ctx_init(&x);
 		cli_ctx_lease(&x, t, l, SMB2_LEASE_READ | SMB2_LEASE_HANDLE);
+		/* durable v2 under the lease's H: a reconnect gets it back */
+		if (cli_recon_wanted(t->c) && !crypto_random(guid, sizeof(guid))) {
+			cli_ctx_durable(&x, t, guid);
+			durable = true;
+		}
 		a.ctx = x.buf;
 		a.ctx_len = (uint32_t)x.len;
 		a.oplock = SMB2_OPLOCK_LEVEL_LEASE;
@@ -611,6 +626,10 @@ int rdax_open(struct rdax_tree *t, const char *path, int flags,
 	f->write_through = flags & O_SYNC;
 	snprintf(f->path, sizeof(f->path), "%s", path);
 	f->lease = l;
+	f->durable = durable && g.durable;
+	memcpy(f->create_guid, guid, sizeof(guid));
+	f->access = a.access;
+	f->options = a.options;
 	list_add_tail(&f->tlink, &t->files);
 	*out = f;
 	return 0;

@@ -195,6 +195,25 @@ void cli_leases_tree_gone(struct rdax_tree *t)
 	}
 }
 
+void cli_leases_session_gone(struct rdax_conn *c)
+{
+	struct list_head *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &c->leases) {
+		struct cli_lease *l = list_entry(pos, struct cli_lease, link);
+
+		/* the handles went with the session; a lease comes back with a reopen */
+		l->cached = false;
+		l->have_stat = false;
+		l->nolease = false;
+		l->granted = false;
+		l->state = 0;
+		lru_del(c, l);
+		if (!l->nfiles)
+			lease_free(c, l);
+	}
+}
+
 bool cli_lease_ok(const struct rdax_tree *t, bool dir)
 {
 	const struct rdax_conn *c = t->c;
@@ -327,11 +346,42 @@ void cli_ctx_lease(struct cli_ctx *x, struct rdax_tree *t, const struct cli_leas
 	ctx_add(x, SMB2_CTX_LEASE, d, (uint32_t)n);
 }
 
+/*
+ * How long the server keeps a durable handle after a drop: what a
+ * reconnect may take (the request timeout), at least the 60 s servers
+ * give by default; 0 lets the server choose when there is no timeout.
+ */
+static uint32_t durable_timeout(const struct rdax_conn *c)
+{
+	if (c->cfg.timeout_ms < 0)
+		return 0;
+	return c->cfg.timeout_ms > 60000 ? (uint32_t)c->cfg.timeout_ms : 60000;
+}
+
+void cli_ctx_durable(struct cli_ctx *x, struct rdax_tree *t, const uint8_t *guid)
+{
+	struct smb2_durable_v2 d = { .timeout = durable_timeout(t->c) };
+	uint8_t b[36];
+
+	memcpy(d.create_guid, guid, 16);
+	ctx_add(x, SMB2_CTX_DH2Q, b, (uint32_t)smb2_dh2q_encode(b, &d));
+}
+
+void cli_ctx_reconnect(struct cli_ctx *x, const struct smb2_fid *fid, const uint8_t *guid)
+{
+	struct smb2_durable_v2 d = { .fid = *fid };
+	uint8_t b[36];
+
+	memcpy(d.create_guid, guid, 16);
+	ctx_add(x, SMB2_CTX_DH2C, b, (uint32_t)smb2_dh2c_encode(b, &d));
+}
+
 int cli_grant_parse(struct rdax_conn *c, const struct smb2_create_rsp *rsp,
 		    const uint8_t *key, struct cli_grant *g)
 {
 	struct smb2_create_ctx ctx[SMB2_MAX_CREATE_CTX];
 	struct smb2_lease_ctx lc;
+	uint32_t tmo, flags;
 	int i, n;
 
 	memset(g, 0, sizeof(*g));
@@ -353,6 +403,11 @@ int cli_grant_parse(struct rdax_conn *c, const struct smb2_create_rsp *rsp,
 			g->state = lc.state & SMB2_LEASE_RWH;
 			g->epoch = lc.epoch;
 			g->flags = lc.flags;
+		} else if (!memcmp(tag, SMB2_CTX_DH2Q, 4)) {
+			if (smb2_dh2q_rsp_decode(ctx[i].data.p, ctx[i].data.len, &tmo, &flags))
+				return cli_err(c, -EPROTO, "malformed DH2Q response from %s",
+					       c->host);
+			g->durable = true;
 		}
 	}
 	/* a lease is granted by the oplock level too */

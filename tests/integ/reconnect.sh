@@ -1,0 +1,90 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# librdax survives a dropped connection: `rdax put` and `rdax get` of a
+# large file go through a TCP relay (tests/integ/relay.c) that is killed
+# mid-transfer and started again on the same port. The client connects
+# again by itself (PreviousSessionId, its durable handle back with DH2C),
+# sends again what was in flight with the replay flag, and the transfer
+# ends with no error and the data intact; rdax --stats shows the
+# reconnect and rdaxd logs the durable reconnect.
+. "$(dirname "$0")/lib.sh"
+[ -x "$B/tests/relay" ] || die "$B/tests/relay not built (make tests)"
+SIZE_MB=${RDAX_RECON_MB:-64}
+
+share_dir "$T/share"
+chmod 0777 "$T/share"
+start_rdaxd srv -v --share data="$T/share" --guest
+log=$T/srv.log
+head -c $((SIZE_MB << 20)) /dev/urandom >"$T/src.bin"
+
+RPORT=$(free_port)
+relay_up() {
+	"$B/tests/relay" "$RPORT" "$PORT" >>"$T/relay.log" 2>&1 &
+	RELAY_PID=$!
+	pids="$pids $RELAY_PID"
+	_i=0
+	until python3 -c "import socket; socket.create_connection(('127.0.0.1', $RPORT), 1)" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -gt 100 ] && die "relay not listening after 10 s"
+		sleep 0.1
+	done
+}
+
+# cut_after S: after S seconds the relay holds the server's answers back
+# (SIGUSR1: the transfer stalls with requests in flight), then is killed
+# (every connection through it drops at once) and started again on the
+# same port
+cut_after() {
+	sleep "$1"
+	kill -USR1 "$RELAY_PID"
+	sleep 0.3
+	kill -9 "$RELAY_PID"
+	wait "$RELAY_PID" 2>/dev/null
+	pids=$(echo "$pids" | sed "s/ $RELAY_PID//")
+	relay_up
+}
+
+U="smb://127.0.0.1:$RPORT/data"
+
+# put: the relay is killed while the writes go
+relay_up
+n0=$(wc -l <"$log")
+$RDAX --guest --stats -q put "$T/src.bin" "$U/put.bin" >"$T/put.out" 2>&1 &
+cpid=$!
+cut_after 0.1
+wait $cpid
+rc=$?
+sed 's/^/    | /' "$T/put.out"
+[ $rc = 0 ] && ok "rdax put through a connection cut mid-transfer: no error" ||
+	not_ok "rdax put failed (exit $rc) when the connection was cut"
+check "... the data arrived intact" cmp "$T/src.bin" "$T/share/put.bin"
+grep -q '^reconnects 1: 1 durable handles back, 0 lost' "$T/put.out" &&
+	ok "... rdax_conn_stats shows the reconnect and the handle back" ||
+	not_ok "rdax_conn_stats shows no reconnect"
+grep -q 'reconnected to 127.0.0.1' "$T/put.out" &&
+	ok "... librdax said it reconnected" || not_ok "no reconnect notice"
+tail -n +$((n0 + 1)) "$log" | grep -q 'durable open .* reconnected' &&
+	ok "... rdaxd logged the durable reconnect" ||
+	not_ok "rdaxd logged no durable reconnect"
+
+# get: the relay is killed while the reads go
+n0=$(wc -l <"$log")
+$RDAX --guest --stats -q get "$U/put.bin" "$T/got.bin" >"$T/get.out" 2>&1 &
+cpid=$!
+cut_after 0.1
+wait $cpid
+rc=$?
+sed 's/^/    | /' "$T/get.out"
+[ $rc = 0 ] && ok "rdax get through a connection cut mid-transfer: no error" ||
+	not_ok "rdax get failed (exit $rc) when the connection was cut"
+check "... the data read is intact" cmp "$T/src.bin" "$T/got.bin"
+grep -q '^reconnects 1: 1 durable handles back, 0 lost' "$T/get.out" &&
+	ok "... rdax_conn_stats shows the reconnect" || not_ok "no reconnect in the stats"
+tail -n +$((n0 + 1)) "$log" | grep -q 'durable open .* reconnected' &&
+	ok "... rdaxd logged the durable reconnect" ||
+	not_ok "rdaxd logged no durable reconnect"
+
+rdaxd_idle "$log" && ok "no connection, session or open is left" ||
+	not_ok "state left in rdaxd"
+check "SIGTERM stops rdaxd cleanly" stop_rdaxd
+finish
