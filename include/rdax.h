@@ -88,14 +88,14 @@ RDAX_API int rdax_cfg_set_channels(struct rdax_cfg *cfg, unsigned int n);
  */
 RDAX_API int rdax_cfg_set_rdma_channels(struct rdax_cfg *cfg, bool on);
 /*
- * Leases (on by default): opens ask the server for a lease (RH: read
- * and handle caching; an oplock where the server has no leasing), and a
- * stat keeps its handle open while the lease covers it, so a repeated
- * stat, or an fstat, is answered from the client's cache with no round
- * trip until the server breaks the lease or this client changes the
- * file. Breaks are acknowledged as they arrive (when the application is
- * inside a call on the connection, or by librdax's own thread when it
- * is not). off: no lease is asked for, nothing is cached.
+ * Leases (on by default, where the server offers leasing): opens and the
+ * first stat of a path ask for a lease (RH: read and handle caching),
+ * and a stat keeps its handle open while the lease covers it, so a
+ * repeated stat, or an fstat, is answered from the client's cache with
+ * no round trip until the server breaks the lease, this client changes
+ * the file, or a second has passed (another client's unlink or rename
+ * breaks no lease). Breaks are handled while the application is inside
+ * a call on the connection. off: no lease is asked for, nothing cached.
  */
 RDAX_API int rdax_cfg_set_leases(struct rdax_cfg *cfg, bool on);
 /*
