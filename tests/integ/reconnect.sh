@@ -1,15 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # librdax survives a dropped connection: `rdax put` and `rdax get` of a
-# large file go through a TCP relay (tests/integ/relay.c) that is killed
-# mid-transfer and started again on the same port. The client connects
+# large file, and fio with the rdax engine and verify, go through a TCP
+# relay (tests/integ/relay.c) that is killed mid-transfer and started
+# again on the same port. The client connects
 # again by itself (PreviousSessionId, its durable handle back with DH2C),
 # sends again what was in flight with the replay flag, and the transfer
 # ends with no error and the data intact; rdax --stats shows the
 # reconnect and rdaxd logs the durable reconnect.
 . "$(dirname "$0")/lib.sh"
 [ -x "$B/tests/relay" ] || die "$B/tests/relay not built (make tests)"
-SIZE_MB=${RDAX_RECON_MB:-64}
+SIZE_MB=${RDAX_RECON_MB:-128}
 
 share_dir "$T/share"
 chmod 0777 "$T/share"
@@ -30,12 +31,17 @@ relay_up() {
 	done
 }
 
-# cut_after S: after S seconds the relay holds the server's answers back
-# (SIGUSR1: the transfer stalls with requests in flight), then is killed
-# (every connection through it drops at once) and started again on the
-# same port
-cut_after() {
-	sleep "$1"
+# cut_when FILE PID: once FILE holds 4 MiB (the transfer of PID is under
+# way), the relay holds the server's answers back (SIGUSR1: the transfer
+# stalls with requests in flight), then is killed (every connection
+# through it drops at once) and started again on the same port
+cut_when() {
+	_i=0
+	while [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -lt $((4 << 20)) ] &&
+		[ $_i -lt 400 ] && kill -0 "$2" 2>/dev/null; do
+		sleep 0.02
+		_i=$((_i + 1))
+	done
 	kill -USR1 "$RELAY_PID"
 	sleep 0.3
 	kill -9 "$RELAY_PID"
@@ -51,7 +57,7 @@ relay_up
 n0=$(wc -l <"$log")
 $RDAX --guest --stats -q put "$T/src.bin" "$U/put.bin" >"$T/put.out" 2>&1 &
 cpid=$!
-cut_after 0.1
+cut_when "$T/share/put.bin" $cpid
 wait $cpid
 rc=$?
 sed 's/^/    | /' "$T/put.out"
@@ -71,7 +77,7 @@ tail -n +$((n0 + 1)) "$log" | grep -q 'durable open .* reconnected' &&
 n0=$(wc -l <"$log")
 $RDAX --guest --stats -q get "$U/put.bin" "$T/got.bin" >"$T/get.out" 2>&1 &
 cpid=$!
-cut_after 0.1
+cut_when "$T/got.bin" $cpid
 wait $cpid
 rc=$?
 sed 's/^/    | /' "$T/get.out"
@@ -83,6 +89,38 @@ grep -q '^reconnects 1: 1 durable handles back, 0 lost' "$T/get.out" &&
 tail -n +$((n0 + 1)) "$log" | grep -q 'durable open .* reconnected' &&
 	ok "... rdaxd logged the durable reconnect" ||
 	not_ok "rdaxd logged no durable reconnect"
+
+# fio with the rdax engine (the asynchronous queue) and verify: the
+# connection is cut while writes are queued
+E=$B/fio-rdax.so
+need fio
+[ -f "$E" ] || die "$E not built (make)"
+n0=$(wc -l <"$log")
+(cd "$T" && fio --output-format=json --output="$T/fio.json" --name=recon \
+	--ioengine="external:$E" --hostname=127.0.0.1 --port="$RPORT" --share=data --guest=1 \
+	--filename=fio.bin --rw=write --bs=64k --size=256m --iodepth=16 \
+	--verify=crc32c --verify_state_save=0 >"$T/fio.out" 2>&1) &
+cpid=$!
+cut_when "$T/share/fio.bin" $cpid
+wait $cpid
+rc=$?
+sed 's/^/    | /' "$T/fio.out" | tail -n 5
+python3 - "$T/fio.json" >"$T/fio.res" 2>&1 <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+print("error %d, wrote %d B, read %d B (verify)" % (j["error"], j["write"]["io_bytes"],
+                                                  j["read"]["io_bytes"]))
+sys.exit(1 if j["error"] or j["write"]["io_bytes"] != 256 << 20 or
+         j["read"]["io_bytes"] != 256 << 20 else 0)
+PY
+frc=$?
+sed 's/^/    /' "$T/fio.res"
+[ $rc = 0 ] && [ $frc = 0 ] &&
+	ok "fio (rdax engine, QD16) write + crc32c verify through a cut connection: no error" ||
+	not_ok "fio through a cut connection (exit $rc)"
+tail -n +$((n0 + 1)) "$log" | grep -q 'durable open .* reconnected' &&
+	ok "... rdaxd logged the durable reconnect" ||
+	not_ok "rdaxd logged no durable reconnect under fio"
 
 rdaxd_idle "$log" && ok "no connection, session or open is left" ||
 	not_ok "state left in rdaxd"
