@@ -96,14 +96,14 @@ static int recon_once(struct rdax_conn *c, uint64_t prev, unsigned int *back,
 	ret = cli_tcp_connect(c);
 	if (!ret)
 		ret = cli_session_start(c, prev);
-	list_for_each(tp, &c->trees) {
-		if (ret)
-			return ret;
-		t = list_entry(tp, struct rdax_tree, link);
-		ret = cli_tree_connect_req(c, t->share, &t->id, &flags, &caps);
-	}
 	if (ret)
 		return ret;
+	list_for_each(tp, &c->trees) {
+		t = list_entry(tp, struct rdax_tree, link);
+		ret = cli_tree_connect_req(c, t->share, &t->id, &flags, &caps);
+		if (ret)
+			return ret;
+	}
 	*back = *lost = 0;
 	list_each_file(c, t, f, tp, fp) {
 		if (!f->durable || f->lost)
@@ -211,9 +211,10 @@ void cli_reconnect(struct rdax_conn *c)
 	c->need_recon = false;
 	c->reconnecting = true;
 	/* the ids the waiting requests carry */
-	list_for_each(tp, &c->trees)
-		list_entry(tp, struct rdax_tree, link)->old_id =
-			list_entry(tp, struct rdax_tree, link)->id;
+	list_for_each(tp, &c->trees) {
+		t = list_entry(tp, struct rdax_tree, link);
+		t->old_id = t->id;
+	}
 	list_each_file(c, t, f, tp, fp)
 		f->old_fid = f->fid;
 	/* the handles stats kept went with the session */

@@ -16,7 +16,7 @@
  * - A's rename and unlink close what A kept open: B sees both (B's own
  *   cached name of the file lasts a second at most).
  *
- * usage: leases [--no-leases] [--hold DIR] [--guest | --user U --password-file F]
+ * usage: leases [--no-leases] [--encrypt] [--hold DIR] [--guest | --user U --password-file F]
  *        URL-of-a-directory REPEAT
  * --hold DIR: before the first stat, create DIR/first and wait for
  * DIR/go1; after the repeated ones, DIR/second and DIR/go2.
@@ -109,6 +109,8 @@ int main(int argc, char **argv)
 			leases = false;
 		else if (!strcmp(argv[a], "--hold") && a + 1 < argc)
 			hold_dir = argv[++a];
+		else if (!strcmp(argv[a], "--encrypt"))
+			rdax_cfg_set_encryption(cfg, true);
 		else if (!strcmp(argv[a], "--guest"))
 			rdax_cfg_set_guest(cfg, true);
 		else if (!strcmp(argv[a], "--user") && a + 1 < argc)
@@ -119,7 +121,7 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (a + 2 != argc || rdax_url_parse(argv[a], &u)) {
-		fprintf(stderr, "usage: leases [--no-leases] [--hold DIR] [--guest | --user U --password-file F] URL REPEAT\n");
+		fprintf(stderr, "usage: leases [--no-leases] [--encrypt] [--hold DIR] [--guest | --user U --password-file F] URL REPEAT\n");
 		return 2;
 	}
 	repeat = strtoul(argv[a + 1], NULL, 10);

@@ -13,7 +13,8 @@ REPEAT=50
 
 share_dir "$T/share"
 chmod 0777 "$T/share"
-start_rdaxd srv -v --share data="$T/share" --guest
+make_user "$T/passdb" alice 'lease pw alice'
+start_rdaxd srv -v --share data="$T/share" --guest --passdb "$T/passdb"
 log=$T/srv.log
 
 # the requests rdaxd counted on every session, now (SIGUSR1)
@@ -67,6 +68,10 @@ run_hold no-leases --no-leases --guest "smb://127.0.0.1:$PORT/data" $REPEAT
 	not_ok "without leases rdaxd saw $DELTA requests for 1 + $REPEAT stats ($((3 * (REPEAT + 1))) expected)"
 grep -q 'stats caching: .*breaks [1-9]' "$log" &&
 	ok "rdaxd counted the lease breaks" || not_ok "rdaxd counted no break"
+# encrypted: break notifications come in clear (SessionId 0) or encrypted
+check "leases on an encrypted session" "$BIN" --encrypt --user alice \
+	--password-file "$T/alice.pw" "smb://127.0.0.1:$PORT/data" $REPEAT
+sed 's/^/    /' "$T/check.out" | grep -v '^    ok:'
 check "nothing is left in the share" sh -c "[ -z \"\$(ls -A '$T/share')\" ]"
 rdaxd_idle "$log" && ok "no connection, session or open is left" ||
 	not_ok "state left in rdaxd"
@@ -83,6 +88,9 @@ if [ "$(id -u)" = 0 ]; then
 		check "leases against smbd" "$BIN" $SA "smb://127.0.0.1:$SMBD_PORT/data" $REPEAT
 		sed 's/^/    /' "$T/check.out"
 		check "no leases against smbd" "$BIN" --no-leases $SA \
+			"smb://127.0.0.1:$SMBD_PORT/data" $REPEAT
+		sed 's/^/    /' "$T/check.out" | grep -v '^    ok:'
+		check "leases on an encrypted session against smbd" "$BIN" --encrypt $SA \
 			"smb://127.0.0.1:$SMBD_PORT/data" $REPEAT
 		sed 's/^/    /' "$T/check.out" | grep -v '^    ok:'
 	else

@@ -14,7 +14,8 @@ SIZE_MB=${RDAX_RECON_MB:-128}
 
 share_dir "$T/share"
 chmod 0777 "$T/share"
-start_rdaxd srv -v --share data="$T/share" --guest
+make_user "$T/passdb" alice 'recon pw alice'
+start_rdaxd srv -v --share data="$T/share" --guest --passdb "$T/passdb"
 log=$T/srv.log
 head -c $((SIZE_MB << 20)) /dev/urandom >"$T/src.bin"
 
@@ -72,6 +73,22 @@ grep -q 'reconnected to 127.0.0.1' "$T/put.out" &&
 tail -n +$((n0 + 1)) "$log" | grep -q 'durable open .* reconnected' &&
 	ok "... rdaxd logged the durable reconnect" ||
 	not_ok "rdaxd logged no durable reconnect"
+
+# the same on an encrypted session: the replayed WRITEs are encrypted
+# with the new session's keys
+n0=$(wc -l <"$log")
+$RDAX --user alice --password-file "$T/alice.pw" --encrypt --stats -q \
+	put "$T/src.bin" "$U/enc.bin" >"$T/enc.out" 2>&1 &
+cpid=$!
+cut_when "$T/share/enc.bin" $cpid
+wait $cpid
+rc=$?
+sed 's/^/    | /' "$T/enc.out"
+[ $rc = 0 ] && ok "encrypted rdax put through a cut connection: no error" ||
+	not_ok "encrypted rdax put failed (exit $rc) when the connection was cut"
+check "... the data arrived intact" cmp "$T/src.bin" "$T/share/enc.bin"
+grep -q '^reconnects 1: 1 durable handles back, 0 lost' "$T/enc.out" &&
+	ok "... rdax_conn_stats shows the reconnect" || not_ok "no reconnect in the stats"
 
 # get: the relay is killed while the reads go
 n0=$(wc -l <"$log")
