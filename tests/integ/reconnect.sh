@@ -139,6 +139,28 @@ tail -n +$((n0 + 1)) "$log" | grep -q 'durable open .* reconnected' &&
 	ok "... rdaxd logged the durable reconnect" ||
 	not_ok "rdaxd logged no durable reconnect under fio"
 
+# a drop while the application is idle: its next call finds it
+mkdir "$T/idle"
+n0=$(wc -l <"$log")
+"$B/tests/recon_idle" --guest "$U/idle.bin" "$T/idle" >"$T/idle.out" 2>&1 &
+cpid=$!
+_i=0
+while [ ! -e "$T/idle/idle" ] && [ $_i -lt 400 ] && kill -0 $cpid 2>/dev/null; do
+	sleep 0.05
+	_i=$((_i + 1))
+done
+kill -9 "$RELAY_PID"
+wait "$RELAY_PID" 2>/dev/null
+pids=$(echo "$pids" | sed "s/ $RELAY_PID//")
+relay_up
+touch "$T/idle/go"
+wait $cpid
+rc=$?
+sed 's/^/    /' "$T/idle.out"
+[ $rc = 0 ] && ok "a drop while idle: the next calls go on ($(grep -c '^ok:' "$T/idle.out") checks)" ||
+	not_ok "a drop while idle (exit $rc)"
+check "... the file on the share is what was written" test "$(stat -c %s "$T/share/idle.bin")" = 2097152
+
 rdaxd_idle "$log" && ok "no connection, session or open is left" ||
 	not_ok "state left in rdaxd"
 check "SIGTERM stops rdaxd cleanly" stop_rdaxd
