@@ -197,6 +197,7 @@ struct rdax_conn {
 	int tb_free_count;
 	uint8_t *sync_rsp;		/* responses of the synchronous chain */
 	size_t sync_cap, sync_len;
+	unsigned int sync_depth;	/* cli_chain_run inside cli_chain_run (a reconnect) */
 	struct rdax_buf *bufs;
 	char host[256];
 	unsigned int port;

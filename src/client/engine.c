@@ -1094,11 +1094,17 @@ int cli_chain_run(struct rdax_conn *c, struct cli_chain *ch)
 	ret = cli_check_credits(c, chain_charge(ch));
 	if (ret)
 		goto out_free;
-	c->sync_len = 0;
+	/*
+	 * A reconnect runs its chains inside another's wait: theirs go after
+	 * what the outer one kept, which it finds by offset.
+	 */
+	if (!c->sync_depth)
+		c->sync_len = 0;
 	ret = cli_chain_submit(c, ch);
 	if (ret)
 		goto out_free;
 	c->stats.round_trips++;
+	c->sync_depth++;
 	while (!ch->done) {
 		int left;
 
@@ -1122,6 +1128,7 @@ int cli_chain_run(struct rdax_conn *c, struct cli_chain *ch)
 		if (ret && ret != -ETIMEDOUT)
 			break;
 	}
+	c->sync_depth--;
 	if (ch->err)
 		return ch->err;
 	for (i = 0; i < ch->n; i++)
