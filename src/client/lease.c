@@ -9,10 +9,13 @@
  *   handles). The client caches no data, so it asks for RH: write caching
  *   would give it nothing and make every other opener wait for an
  *   acknowledgement.
- * - While an entry holds R, a stat or fstat of it is answered from its
- *   last attributes, with no round trip. A break that takes R, a change
- *   this client makes (a write, truncate, rename, a new entry in a
- *   directory) and the loss of the session drop them.
+ * - While an entry holds R and H, a stat or fstat of it is answered
+ *   from its last attributes, with no round trip; a stat by name only
+ *   for CLI_CACHE_MS after the server said them (another client's unlink
+ *   or rename breaks no lease). A break that takes R or H, a change this
+ *   client makes (a write, truncate, rename, a new entry in a directory)
+ *   and the loss of the session drop them; cached handles older than
+ *   CLI_CACHE_MS are closed by the next call.
  * - A break is handled as it arrives, in the event loop: the cache is
  *   dropped, a cached handle the lease no longer covers is closed, and
  *   when the server asks, the new state is acknowledged (in the
