@@ -88,6 +88,27 @@ RDAX_API int rdax_cfg_set_channels(struct rdax_cfg *cfg, unsigned int n);
  */
 RDAX_API int rdax_cfg_set_rdma_channels(struct rdax_cfg *cfg, bool on);
 /*
+ * Leases (on by default, where the server offers leasing): opens and the
+ * first stat of a path ask for a lease (RH: read and handle caching),
+ * and a stat keeps its handle open while the lease covers it, so a
+ * repeated stat, or an fstat, is answered from the client's cache with
+ * no round trip until the server breaks the lease, this client changes
+ * the file, or a second has passed (another client's unlink or rename
+ * breaks no lease). Breaks are handled while the application is inside
+ * a call on the connection. off: no lease is asked for, nothing cached.
+ */
+RDAX_API int rdax_cfg_set_leases(struct rdax_cfg *cfg, bool on);
+/*
+ * Durable handles (on by default, SMB 3 over TCP, with leases): rdax_open
+ * asks for a durable handle (v2), and when the connection drops the
+ * client connects again by itself within the request timeout (a new
+ * session with PreviousSessionId, its trees, its durable handles with
+ * their leases) and sends again what was in flight, with the replay
+ * flag: the application sees no error. off: a dropped connection fails
+ * every call (-ENOTCONN).
+ */
+RDAX_API int rdax_cfg_set_durable(struct rdax_cfg *cfg, bool on);
+/*
  * Notices that are no call's failure (a channel skipped or lost), one
  * line each without a newline, from the thread using the connection.
  */
@@ -165,6 +186,15 @@ struct rdax_stats {
 	uint64_t mr_cache_misses;
 	uint32_t credits;		/* SMB2 credits currently held */
 	uint32_t smbd_send_credits;	/* SMB-Direct credits held (0 on TCP) */
+	/* since 0.3 (rdax_conn_stats@RDAX_0.3; older binaries get the fields above) */
+	uint64_t breaks;		/* lease and oplock breaks received */
+	uint64_t cache_hits;		/* stats answered from the lease cache */
+	uint32_t leases;		/* files and directories leased now */
+	uint32_t cached_handles;	/* handles a stat keeps open under a lease */
+	uint64_t reconnects;		/* sessions set up again after a drop */
+	uint64_t durable_reopens;	/* handles the server gave back then */
+	uint64_t handles_lost;		/* handles it did not give back */
+	uint64_t reserved[8];		/* zero */
 };
 
 RDAX_API int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st);

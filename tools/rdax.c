@@ -30,6 +30,7 @@ struct opts {
 	unsigned int copy_flags;	/* RDAX_COPY_* for cp */
 	unsigned long count;		/* bench: operations of each kind */
 	bool json;			/* bench: one JSON document on stdout */
+	bool no_leases;			/* ask for no lease, cache nothing */
 	unsigned int channels;		/* SMB3 multichannel: channels wanted */
 	int rdma_channels;		/* SMB-Direct channels first: 1, 0 never, -1 auto */
 };
@@ -71,8 +72,9 @@ static void usage(FILE *f)
 "  mv URL NEWPATH       rename within the share (NEWPATH or a URL)\n"
 "  cp URL DEST          copy a file (DEST a URL or a path on the same share);\n"
 "                       server-side on one share, else through this client\n"
-"  bench meta URL       time touch, stat, truncate, mv, rm, mkdir, rmdir in the\n"
-"                       directory URL; round trips per operation and ops/s\n"
+"  bench meta URL       time touch, stat, restat (stat again), truncate, mv, rm,\n"
+"                       mkdir, rmdir in the directory URL; round trips per\n"
+"                       operation and ops/s\n"
 "  passwd --passdb FILE USER   set USER's password (read from stdin)\n"
 "\n"
 "options:\n"
@@ -88,6 +90,7 @@ static void usage(FILE *f)
 "      --rdma-channels      with --channels: try SMB-Direct channels first (the\n"
 "                           default when this machine has an RDMA device)\n"
 "      --tcp-channels       with --channels: every added channel is TCP\n"
+"      --no-leases          ask for no lease: every stat goes to the server\n"
 "      --stats              print throughput, round trips and the channels\n"
 "      --server-copy        cp: fail rather than copy through the client\n"
 "      --client-copy        cp: read and write through the client\n"
@@ -186,6 +189,7 @@ static int session_open(struct session *s, const struct opts *o, const char *url
 		rdax_cfg_set_rdma_channels(cfg, o->rdma_channels);
 	rdax_cfg_set_log(cfg, lib_notice, NULL);
 	rdax_cfg_set_signing(cfg, o->sign);
+	rdax_cfg_set_leases(cfg, !o->no_leases);
 	rdax_cfg_set_encryption(cfg, o->encrypt);
 	if (o->max_dialect)
 		rdax_cfg_set_dialects(cfg, RDAX_SMB_2_1, o->max_dialect);
@@ -305,6 +309,14 @@ static void session_close(struct session *s, const struct opts *o,
 				(unsigned long long)st.mr_cache_hits,
 				(unsigned long long)st.mr_cache_misses);
 		fputc('\n', stderr);
+		if (st.reconnects)
+			fprintf(stderr, "reconnects %llu: %llu durable handles back, %llu lost\n",
+				(unsigned long long)st.reconnects,
+				(unsigned long long)st.durable_reopens,
+				(unsigned long long)st.handles_lost);
+		if (st.breaks || st.cache_hits)
+			fprintf(stderr, "leases: %llu breaks, %llu stats from the cache\n",
+				(unsigned long long)st.breaks, (unsigned long long)st.cache_hits);
 		print_channels(s->conn);
 	}
 	rdax_tree_disconnect(&s->tree);
@@ -747,10 +759,11 @@ static int cmd_cp(const struct opts *o, const char *url, const char *dst)
 
 /* ---- rdax bench meta ---- */
 
-enum meta_op { M_TOUCH, M_STAT, M_TRUNCATE, M_MV, M_RM, M_MKDIR, M_RMDIR, M_NOPS };
+/* restat: each file stat'ed again (the lease cache answers, if any) */
+enum meta_op { M_TOUCH, M_STAT, M_RESTAT, M_TRUNCATE, M_MV, M_RM, M_MKDIR, M_RMDIR, M_NOPS };
 
 static const char *const meta_names[M_NOPS] = {
-	"touch", "stat", "truncate", "mv", "rm", "mkdir", "rmdir",
+	"touch", "stat", "restat", "truncate", "mv", "rm", "mkdir", "rmdir",
 };
 
 #define META_TRUNCATE_SIZE 4096u
@@ -819,6 +832,7 @@ static int meta_one(struct rdax_tree *t, enum meta_op op, const char *dir, unsig
 	case M_TOUCH:
 		return rdax_touch(t, path);
 	case M_STAT:
+	case M_RESTAT:
 		ret = rdax_stat(t, path, &st);
 		if (!ret && (st.is_dir || st.size))
 			return -EPROTO;	/* not the empty file touch made */
@@ -960,7 +974,7 @@ static int cmd_bench_meta(const struct opts *o, const char *url)
 			ret = meta_one(s.tree, (enum meta_op)k, s.url.path, i, path, sizeof(path));
 			clock_gettime(CLOCK_MONOTONIC, &tb);
 			if (ret) {
-				if (ret == -EPROTO && k == M_STAT)
+				if (ret == -EPROTO && (k == M_STAT || k == M_RESTAT))
 					fprintf(stderr, "%s: bench meta: stat %s: not the empty file touch made\n",
 						prog, path);
 				else
@@ -1105,6 +1119,7 @@ enum {
 	OPT_CHANNELS,
 	OPT_RDMA_CHANNELS,
 	OPT_TCP_CHANNELS,
+	OPT_NO_LEASES,
 };
 
 /* args: room for argc words */
@@ -1128,6 +1143,7 @@ static int run(int argc, char **argv, char **args)
 		{ "channels", required_argument, NULL, OPT_CHANNELS },
 		{ "rdma-channels", no_argument, NULL, OPT_RDMA_CHANNELS },
 		{ "tcp-channels", no_argument, NULL, OPT_TCP_CHANNELS },
+		{ "no-leases", no_argument, NULL, OPT_NO_LEASES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1168,6 +1184,9 @@ static int run(int argc, char **argv, char **args)
 			break;
 		case OPT_SIGN:
 			o.sign = true;
+			break;
+		case OPT_NO_LEASES:
+			o.no_leases = true;
 			break;
 		case OPT_ENCRYPT:
 			o.encrypt = true;

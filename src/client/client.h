@@ -18,6 +18,15 @@
 #define CLI_MAX_CHANNELS 16
 #define CLI_MAX_RDEV 4			/* RDMA devices one session uses */
 #define CLI_TF_ROOM 64			/* room before tx data for a transform */
+#define CLI_LEASE_HASH 64		/* buckets of the path -> lease table */
+#define CLI_CACHED_MAX 128		/* handles kept open after a stat */
+/*
+ * How long a handle a stat keeps, and attributes found by name, last:
+ * another client's delete or rename of a file breaks no lease of ours
+ * (nothing conflicts with an attributes-only open), so a name is
+ * trusted this long, as cifs.ko's closetimeo and actimeo default to.
+ */
+#define CLI_CACHE_MS 1000
 
 struct rdax_cfg {
 	enum rdax_transport transport;
@@ -38,6 +47,8 @@ struct rdax_cfg {
 	int rdma_channels;
 	void (*log)(void *arg, const char *msg);
 	void *log_arg;
+	bool leases;			/* ask for leases; cache attributes under them */
+	bool durable;			/* durable handles; reconnect a dropped session */
 };
 
 struct cli_rsp {
@@ -84,6 +95,7 @@ struct cli_chain {
 	struct cli_chan *pin;		/* only this channel may carry it */
 	struct cli_chan *chan;		/* the channel it is in flight on */
 	bool replay;			/* resent after its channel failed */
+	bool recon;			/* a step of a reconnect: goes while the rest wait */
 	bool keep;			/* tb kept for a resend */
 	/* file data that goes by RDMA where an SMB-Direct channel lives */
 	bool bulk;
@@ -185,6 +197,7 @@ struct rdax_conn {
 	int tb_free_count;
 	uint8_t *sync_rsp;		/* responses of the synchronous chain */
 	size_t sync_cap, sync_len;
+	unsigned int sync_depth;	/* cli_chain_run inside cli_chain_run (a reconnect) */
 	struct rdax_buf *bufs;
 	char host[256];
 	unsigned int port;
@@ -213,13 +226,32 @@ struct rdax_conn {
 	uint32_t inline_max;		/* largest inline I/O over SMB-Direct */
 	uint64_t rdma_bytes;		/* file data moved by RDMA */
 	uint64_t inline_bytes;		/* file data in messages */
+	/* leases and cached handles (lease.c) */
+	struct list_head leases;	/* struct cli_lease */
+	struct list_head lease_lru;	/* cached handles and no-lease marks, oldest first */
+	struct list_head lease_hash[CLI_LEASE_HASH];
+	unsigned int ncached;		/* on lease_lru */
+	struct list_head trees;		/* rdax_tree the application holds */
+	/* reconnect (recon.c) */
+	bool established;		/* rdax_connect succeeded */
+	bool closing;			/* rdax_disconnect: no reconnect */
+	bool need_recon;		/* every channel failed: set the session up again */
+	bool reconnecting;
 };
 
 struct rdax_tree {
 	struct rdax_conn *c;
 	uint32_t id;
 	char share[81];
+	uint32_t share_flags;
+	uint32_t caps;			/* SMB2_SHARE_CAP_* */
+	bool no_lease;			/* granted no lease on a file: stats go uncached */
+	uint32_t old_id;		/* its id before a reconnect */
+	struct list_head link;		/* c->trees */
+	struct list_head files;		/* rdax_files rdax_open made */
 };
+
+struct cli_lease;
 
 struct rdax_file {
 	struct rdax_tree *t;
@@ -227,6 +259,43 @@ struct rdax_file {
 	bool is_dir;
 	bool write_through;
 	char path[1024];
+	/* what rdax_open set up (the temporary handles of other calls have none) */
+	struct list_head tlink;		/* t->files; tlink.next NULL: not listed */
+	struct cli_lease *lease;	/* its lease, or NULL */
+	bool durable;			/* the server keeps it across a reconnect */
+	uint8_t create_guid[16];
+	uint32_t access, options;	/* as opened: a reconnect opens it so again */
+	struct smb2_fid old_fid;	/* its id before a reconnect */
+	bool lost;			/* a reconnect did not get it back */
+};
+
+/*
+ * A file or directory of a tree the client holds (or asks) a lease on,
+ * by path: one lease key for all its opens ([MS-SMB2] 3.2.1.5
+ * File.LeaseKey). Its opens are the application's rdax_files and at
+ * most one cached handle: an attributes-only open a stat left open
+ * while the lease has R and H (a deferred close, as Windows and cifs.ko
+ * keep handles). While it holds R its attributes are answered from st.
+ */
+struct cli_lease {
+	struct list_head link;		/* c->leases */
+	struct list_head hlink;		/* c->lease_hash[], while it names its path */
+	struct list_head lru;		/* c->lease_lru: cached handle or no-lease mark */
+	struct rdax_tree *t;
+	uint8_t key[16];
+	uint32_t state;			/* SMB2_LEASE_* held */
+	uint16_t epoch;
+	bool granted;			/* the server knows the key (state may be 0) */
+	bool nolease;			/* a stat found none granted here: no caching */
+	bool is_dir;
+	unsigned int nfiles;		/* the application's handles under it */
+	bool cached;			/* cfid is open */
+	struct smb2_fid cfid;
+	bool have_stat;			/* st as the server said, R held since */
+	struct rdax_stat st;
+	uint64_t st_ms;			/* when the server said it (cli_now_ms) */
+	uint64_t cached_ms;		/* when cfid (or the no-lease mark) was made */
+	char *path;			/* "a/b" ("" the share's root) */
 };
 
 /*
@@ -347,6 +416,9 @@ struct cli_create_args {
 	uint32_t disposition;
 	uint32_t options;
 	uint32_t attributes;
+	const uint8_t *ctx;		/* create contexts (cli_ctx), or NULL */
+	uint32_t ctx_len;
+	uint8_t oplock;			/* RequestedOplockLevel */
 };
 
 extern const struct smb2_fid cli_related_fid;
@@ -377,6 +449,117 @@ void cli_chan_mw_free(struct cli_chan *chan);
 /* Should added channels try SMB-Direct first? (cfg, transport, devices) */
 bool cli_mc_rdma_first(const struct rdax_conn *c);
 void cli_negotiate_req(const struct rdax_conn *c, struct smb2_negotiate_req *r);
+
+/* ---- leases, cached attributes and breaks (lease.c) ---- */
+
+void cli_leases_init(struct rdax_conn *c);
+/* the connection ends: every lease entry goes (the server closes the opens) */
+void cli_leases_free(struct rdax_conn *c);
+/* a tree goes: its entries go, its files lose their lease */
+void cli_leases_tree_gone(struct rdax_tree *t);
+/* Do opens on t ask for a lease (of a directory: dir set)? */
+bool cli_lease_ok(const struct rdax_tree *t, bool dir);
+/* The entry that names path on t, or NULL. */
+struct cli_lease *cli_lease_find(struct rdax_tree *t, const char *path);
+/* ... or a new one with a new key (NULL: out of memory) */
+struct cli_lease *cli_lease_get(struct rdax_tree *t, const char *path);
+/* freed when it has no open left */
+void cli_lease_put(struct rdax_conn *c, struct cli_lease *l);
+/* a local change to path: its attributes, and its directory's, are stale */
+void cli_lease_changed(struct rdax_tree *t, const char *path);
+/* path was renamed to "to": the entries and files under it follow */
+void cli_lease_renamed(struct rdax_tree *t, const char *from, const char *to);
+
+/* CREATE contexts of an open: a lease and a durable handle request. */
+struct cli_ctx {
+	uint8_t buf[192];
+	size_t len;
+	size_t prev;
+};
+
+void cli_ctx_init(struct cli_ctx *x);
+/* RqLs for l asking state (v2 on SMB 3, with the parent's key if leased) */
+void cli_ctx_lease(struct cli_ctx *x, struct rdax_tree *t, const struct cli_lease *l,
+		   uint32_t state);
+/* DH2Q with CreateGuid guid (SMB 3) */
+void cli_ctx_durable(struct cli_ctx *x, struct rdax_tree *t, const uint8_t *guid);
+/* DH2C: the open fid with CreateGuid guid, again */
+void cli_ctx_reconnect(struct cli_ctx *x, const struct smb2_fid *fid, const uint8_t *guid);
+/* What a CREATE response's contexts granted. */
+struct cli_grant {
+	bool lease;			/* a lease context came back */
+	uint32_t state;
+	uint16_t epoch;
+	uint32_t flags;
+	bool durable;			/* a DH2Q response came back */
+};
+
+int cli_grant_parse(struct rdax_conn *c, const struct smb2_create_rsp *rsp,
+		    const uint8_t *key, struct cli_grant *g);
+/* the lease state a CREATE response gave l */
+void cli_lease_granted(struct cli_lease *l, const struct cli_grant *g);
+
+/* A lease or oplock break notification (MessageId all ones), on any channel. */
+void cli_on_break(struct rdax_conn *c, const uint8_t *pdu, size_t len);
+/* A CLOSE nobody waits for (its answer is only counted). */
+int cli_close_bg(struct rdax_tree *t, const struct smb2_fid *fid);
+/*
+ * Before path goes away or changes name: the cached handles of path (and
+ * with below, of everything under it) are closed, as CLOSEs first in ch
+ * while it has room, else in a round trip of their own before.
+ */
+int cli_lease_close_cached(struct rdax_tree *t, const char *path, bool below,
+			   struct cli_chain *ch);
+/* A stat on t through the lease cache: 0 round trips while R is held. */
+int cli_lease_stat(struct rdax_tree *t, const char *path, struct rdax_stat *st);
+/* fstat of f: from its lease's cache while it holds R */
+bool cli_lease_fstat_hit(struct rdax_file *f, struct rdax_stat *st);
+void cli_lease_fstat_fill(struct rdax_file *f, const struct rdax_stat *st);
+/* the session went (a reconnect): the handles stats kept went with it */
+void cli_leases_session_gone(struct rdax_conn *c);
+/* cached handles and marks older than CLI_CACHE_MS go (cli_begin) */
+void cli_leases_expire(struct rdax_conn *c);
+
+/* f's data or size changed: what its lease caches of it is stale */
+void cli_file_changed(struct rdax_file *f);
+/* TREE_DISCONNECT of the tree id (share names it in messages) */
+int cli_tree_disconnect_req(struct rdax_conn *c, uint32_t id, const char *share);
+/* FileAllInformation of a QUERY_INFO response */
+int cli_decode_all_info(struct rdax_conn *c, const struct cli_rsp *rsp, struct rdax_stat *st);
+/* TREE_CONNECT of share: its id, flags and capabilities */
+int cli_tree_connect_req(struct rdax_conn *c, const char *share, uint32_t *id,
+			 uint32_t *flags, uint32_t *caps);
+
+
+/* ---- reconnect (recon.c) ---- */
+
+/* Set the session up again when the last channel fails? */
+bool cli_recon_wanted(const struct rdax_conn *c);
+/*
+ * Set the session up again on a new connection within the request
+ * timeout: NEGOTIATE with the same ClientGuid, SESSION_SETUP with
+ * PreviousSessionId, the trees, the durable handles (DH2C with their
+ * lease); then what was in flight goes again with the replay flag. On
+ * failure every waiting request fails and the connection is broken.
+ */
+void cli_reconnect(struct rdax_conn *c);
+/* NEGOTIATE and SESSION_SETUP (conn.c), for rdax_connect and a reconnect */
+int cli_session_start(struct rdax_conn *c, uint64_t prev_session_id);
+/* a TCP connection to the server as channel 0 (conn.c) */
+int cli_tcp_connect(struct rdax_conn *c);
+/* sockets that fail within seconds on a dead link */
+bool cli_fail_fast(const struct rdax_conn *c);
+/* every channel failed and was reaped: free their slots for new ones */
+void cli_chans_clear(struct rdax_conn *c);
+/*
+ * The chains waiting to be sent: fix sees each PDU of each (pdu NULL for
+ * one built when it goes); a negative return fails that chain.
+ */
+void cli_chains_fixup(struct rdax_conn *c,
+		      int (*fix)(void *arg, struct cli_chain *ch, uint8_t *pdu, size_t len),
+		      void *arg);
+/* fail every chain waiting to be sent (a reconnect gave up) */
+void cli_chains_fail(struct rdax_conn *c, int err);
 
 /* rdax_pread/rdax_pwrite and rdax_ftruncate inside other calls */
 ssize_t cli_rw(struct rdax_file *f, bool write, void *buf, size_t len, uint64_t off);

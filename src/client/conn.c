@@ -39,6 +39,8 @@ int rdax_cfg_new(struct rdax_cfg **out)
 	cfg->mr_cache_bytes = 1ull << 30;
 	cfg->channels = 1;
 	cfg->rdma_channels = -1;
+	cfg->leases = true;
+	cfg->durable = true;
 	*out = cfg;
 	return 0;
 }
@@ -185,6 +187,18 @@ int rdax_cfg_set_rdma_channels(struct rdax_cfg *cfg, bool on)
 	return 0;
 }
 
+int rdax_cfg_set_leases(struct rdax_cfg *cfg, bool on)
+{
+	cfg->leases = on;
+	return 0;
+}
+
+int rdax_cfg_set_durable(struct rdax_cfg *cfg, bool on)
+{
+	cfg->durable = on;
+	return 0;
+}
+
 int rdax_cfg_set_log(struct rdax_cfg *cfg, void (*fn)(void *arg, const char *msg),
 		     void *arg)
 {
@@ -203,6 +217,8 @@ void cli_begin(struct rdax_conn *c)
 {
 	c->errmsg[0] = 0;
 	c->last_status = 0;
+	if (c->ncached)
+		cli_leases_expire(c);
 }
 
 /* An rdax_connect failure without a connection to keep it on. */
@@ -310,13 +326,22 @@ int rdax_conn_channel_info(const struct rdax_conn *c, unsigned int index,
 	return 0;
 }
 
-int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st)
+static void stats_fill(const struct rdax_conn *c, struct rdax_stats *st)
 {
 	struct mr_cache_stats ms;
 	struct smbd_info si;
+	const struct list_head *pos;
 	unsigned int i;
 
 	*st = c->stats;
+	st->cached_handles = 0;
+	st->leases = 0;
+	for (pos = c->leases.next; pos != &c->leases; pos = pos->next) {
+		const struct cli_lease *l = list_entry(pos, struct cli_lease, link);
+
+		st->leases += !!l->state;
+		st->cached_handles += l->cached;
+	}
 	st->credits = cli_credits_total(c);
 	st->rdma_bytes = c->rdma_bytes;
 	st->inline_bytes = c->inline_bytes;
@@ -335,6 +360,30 @@ int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st)
 			st->smbd_send_credits += si.send_credits;
 		}
 	}
+}
+
+int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st)
+{
+	stats_fill(c, st);
+	return 0;
+}
+
+/*
+ * Binaries built against 0.1 and 0.2 pass the struct as it was then,
+ * without the lease counters: they get that much of it.
+ */
+#define STATS_V1_SIZE offsetof(struct rdax_stats, breaks)
+
+int cli_conn_stats_v1(const struct rdax_conn *c, struct rdax_stats *st);
+__asm__(".symver cli_conn_stats_v1, rdax_conn_stats@RDAX_0.1");
+
+__attribute__((visibility("default"), used))
+int cli_conn_stats_v1(const struct rdax_conn *c, struct rdax_stats *st)
+{
+	struct rdax_stats all;
+
+	stats_fill(c, &all);
+	memcpy(st, &all, STATS_V1_SIZE);
 	return 0;
 }
 
@@ -389,13 +438,19 @@ int cli_path16(const char *path, uint8_t *out, size_t cap)
 		       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND)
 
 /*
- * With more than one channel a link that stops answering must fail its
- * channel soon (its requests go again on another), not after TCP's
- * retransmissions give up: data left unacknowledged this long aborts the
- * connection, and so do keepalive probes left unanswered, which start
- * after a second without data from the server (requests sent, answers
- * lost: nothing of ours is unacknowledged then).
+ * With more than one channel, or durable handles to reconnect, a link
+ * that stops answering must fail its channel soon (its requests go again
+ * on another, or on a new connection), not after TCP's retransmissions
+ * give up: data left unacknowledged this long aborts the connection, and
+ * so do keepalive probes left unanswered, which start after a second
+ * without data from the server (requests sent, answers lost: nothing of
+ * ours is unacknowledged then).
  */
+bool cli_fail_fast(const struct rdax_conn *c)
+{
+	return c->cfg.channels > 1 || c->cfg.durable;
+}
+
 #define CLI_MC_USER_TIMEOUT_MS 5000
 #define CLI_MC_KEEPIDLE_S 1
 #define CLI_MC_KEEPINTVL_S 1
@@ -427,7 +482,7 @@ int cli_tcp_open(struct rdax_conn *c, const char *host, unsigned int port,
 		return cli_err(c, fd, "cannot resolve host %s: %s", host, why);
 	if (fd < 0)
 		return cli_err(c, fd, "connect to %s:%u: %s", host, port, strerror(-fd));
-	if (c->cfg.channels > 1)
+	if (cli_fail_fast(c))
 		mc_socket_opts(c, fd);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	ret = tcp_xprt_new(fd, c->epfd, &x);
@@ -440,7 +495,7 @@ int cli_tcp_open(struct rdax_conn *c, const char *host, unsigned int port,
 	return 0;
 }
 
-static int cli_tcp_connect(struct rdax_conn *c)
+int cli_tcp_connect(struct rdax_conn *c)
 {
 	struct xprt *x;
 	int ret;
@@ -835,6 +890,8 @@ void cli_negotiate_req(const struct rdax_conn *c, struct smb2_negotiate_req *r)
 	r->capabilities = SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_ENCRYPTION;
 	if (c->cfg.channels > 1)
 		r->capabilities |= SMB2_GLOBAL_CAP_MULTI_CHANNEL;
+	if (c->cfg.leases)
+		r->capabilities |= SMB2_GLOBAL_CAP_LEASING | SMB2_GLOBAL_CAP_DIRECTORY_LEASING;
 	memcpy(r->client_guid, c->client_guid, 16);
 	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (all[i] >= c->cfg.min_dialect && all[i] <= c->cfg.max_dialect)
@@ -909,7 +966,8 @@ static int negotiate(struct rdax_conn *c, uint8_t *hint, size_t *hint_len)
 	return 0;
 }
 
-static int session_setup(struct rdax_conn *c, const uint8_t *hint, size_t hint_len)
+static int session_setup(struct rdax_conn *c, const uint8_t *hint, size_t hint_len,
+			 uint64_t prev_session_id)
 {
 	struct auth_client_cfg acfg = {
 		.user = c->cfg.user,
@@ -945,6 +1003,8 @@ static int session_setup(struct rdax_conn *c, const uint8_t *hint, size_t hint_l
 		}
 		r.security_mode = SMB2_NEGOTIATE_SIGNING_ENABLED |
 				  (c->cfg.sign_required ? SMB2_NEGOTIATE_SIGNING_REQUIRED : 0);
+		/* a reconnect: the server ends the session the connection lost */
+		r.prev_session_id = prev_session_id;
 		r.security.p = out;
 		r.security.len = (uint32_t)out_len;
 		cli_chain_init(c, &ch);
@@ -1034,11 +1094,21 @@ out_free:
 	return ret;
 }
 
-int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
-		 const struct rdax_cfg *cfg)
+int cli_session_start(struct rdax_conn *c, uint64_t prev_session_id)
 {
 	uint8_t hint[CLI_AUTH_MAX];
 	size_t hint_len = 0;
+	int ret;
+
+	ret = negotiate(c, hint, &hint_len);
+	if (!ret)
+		ret = session_setup(c, hint, hint_len, prev_session_id);
+	return ret;
+}
+
+int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
+		 const struct rdax_cfg *cfg)
+{
 	struct rdax_conn *c;
 	int ret;
 
@@ -1068,6 +1138,8 @@ int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
 	c->epfd = -1;
 	list_init(&c->sendq);
 	list_init(&c->delayq);
+	list_init(&c->trees);
+	cli_leases_init(c);
 	c->port = port ? port : 445;
 	snprintf(c->host, sizeof(c->host), "%s", host);
 	crypto_random(c->client_guid, sizeof(c->client_guid));
@@ -1085,13 +1157,11 @@ int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
 		if (ret)
 			goto out_fail;
 	}
-	ret = negotiate(c, hint, &hint_len);
-	if (ret)
-		goto out_fail;
-	ret = session_setup(c, hint, hint_len);
+	ret = cli_session_start(c, 0);
 	if (ret)
 		goto out_fail;
 	cli_mc_grow(c);
+	c->established = true;
 	*out = c;
 	return 0;
 out_fail:
@@ -1111,6 +1181,7 @@ void rdax_disconnect(struct rdax_conn **cp)
 
 	if (!c)
 		return;
+	c->closing = true;
 	if (!c->broken && cli_chans_alive(c) && c->session_id) {
 		cli_chain_init(c, &ch);
 		if (!cli_chain_add(c, &ch, SMB2_LOGOFF, 0, false, 0, 8, &w)) {
@@ -1123,6 +1194,10 @@ void rdax_disconnect(struct rdax_conn **cp)
 	cli_engine_stop_inflight(c, -ESHUTDOWN);
 	cli_rdma_teardown(c);
 	cli_engine_stop(c);
+	cli_leases_free(c);
+	/* the trees the application still holds no longer name a connection */
+	while (!list_empty(&c->trees))
+		list_del(c->trees.next);
 	explicit_bzero(&c->keys, sizeof(c->keys));
 	explicit_bzero(c->chans, sizeof(c->chans));
 	explicit_bzero(&c->cfg, sizeof(c->cfg));

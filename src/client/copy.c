@@ -372,6 +372,7 @@ int64_t rdax_copy_range(struct rdax_file *src, uint64_t src_off,
 		have_key = !ret;
 	}
 	ret = copy_run(&x, have_key, src_off, dst_off, len, &done);
+	cli_file_changed(dst);
 	if (ret && !done)
 		return cli_done(c, ret, "copy to", dst->path);
 	return (int64_t)done;
@@ -586,6 +587,8 @@ out_close:
 		eof = done;
 		cret = close_pair(t, src_ok ? &fs : NULL, dst_ok ? &fd : NULL,
 				  !ret && dst_ok && !created ? &eof : NULL);
+		if (dst_ok)
+			cli_lease_changed(t, dst);
 		/* a destination created for a copy that wrote nothing: remove it */
 		if (ret && dst_ok && created && !done)
 			rdax_unlink(t, dst);

@@ -103,6 +103,8 @@ int cli_chain_init(struct rdax_conn *c, struct cli_chain *ch)
 {
 	memset(ch, 0, sizeof(*ch));
 	list_init(&ch->link);
+	/* built while the session is set up again: one of its steps */
+	ch->recon = c->reconnecting;
 	ch->tb = tb_get(c);
 	if (!ch->tb)
 		ch->err = -ENOMEM;
@@ -340,7 +342,12 @@ static int chain_transmit(struct rdax_conn *c, struct cli_chan *chan,
 	if (ch->preauth)
 		crypto_preauth_update(ch->preauth, iov, niov);
 	/* a resend needs the buffer as it was: kept while other channels live */
-	ch->keep = !ch->setup && !ch->encode && (ch->replay || cli_chans_alive(c) > 1);
+	/*
+	 * A resend needs the buffer as it was: kept while other channels
+	 * live, or while a reconnect may send it on the next session.
+	 */
+	ch->keep = !ch->setup && !ch->encode &&
+		   (ch->replay || cli_chans_alive(c) > 1 || cli_recon_wanted(c));
 	memset(xb, 0, sizeof(*xb));
 	xb->release = tb_release;
 	xb->data = base;
@@ -482,6 +489,25 @@ static int chain_encode(struct rdax_conn *c, struct cli_chan *chan, struct cli_c
  * the others, or everything fails when it was the last); returns
  * -ENOTCONN once no channel is left.
  */
+/*
+ * The next chain to send: the first in the queue; none while the session
+ * waits to be set up again, and only the steps of that while it is.
+ */
+static struct cli_chain *next_sendable(struct rdax_conn *c)
+{
+	struct list_head *pos;
+
+	if (c->need_recon)
+		return NULL;
+	list_for_each(pos, &c->sendq) {
+		struct cli_chain *ch = list_entry(pos, struct cli_chain, link);
+
+		if (!c->reconnecting || ch->recon)
+			return ch;
+	}
+	return NULL;
+}
+
 static int send_queued(struct rdax_conn *c)
 {
 	uint16_t ask[CLI_MAX_CHAIN];
@@ -494,8 +520,7 @@ static int send_queued(struct rdax_conn *c)
 	if (c->sending)
 		return c->broken ? -ENOTCONN : 0;
 	c->sending = true;
-	while (!list_empty(&c->sendq) && !c->broken) {
-		ch = list_entry(c->sendq.next, struct cli_chain, link);
+	while (!c->broken && (ch = next_sendable(c))) {
 		chan = pick_chan(c, ch, &waiting);
 		if (!chan) {
 			if (waiting)
@@ -687,6 +712,25 @@ static int delayed_wait(const struct rdax_conn *c)
 	return first > now ? (int)(first - now) : 0;
 }
 
+/* A lease or oplock break: the server's own message (MessageId all ones). */
+static bool is_break(const struct smb2_hdr *h)
+{
+	return h->message_id == UINT64_MAX && h->command == SMB2_OPLOCK_BREAK;
+}
+
+/*
+ * A message in clear on a session that encrypts: only a break
+ * notification, which servers send in clear (SessionId 0); it can only
+ * make the client drop what it caches.
+ */
+static bool clear_break(const uint8_t *msg, size_t len)
+{
+	struct smb2_hdr h;
+
+	return !smb2_hdr_decode(msg, len, &h) && is_break(&h) && !h.next_command &&
+	       h.flags & SMB2_FLAGS_SERVER_TO_REDIR;
+}
+
 /* One message from the server: match its PDUs to chains by MessageId. */
 static int on_msg(void *arg, uint8_t *msg, size_t len)
 {
@@ -714,7 +758,7 @@ static int on_msg(void *arg, uint8_t *msg, size_t len)
 		msg += SMB2_TRANSFORM_SIZE;
 		len = (size_t)n;
 		enc = true;
-	} else if (c->encrypt && c->have_key && chan->bound) {
+	} else if (c->encrypt && c->have_key && chan->bound && !clear_break(msg, len)) {
 		return cli_err(c, -EPROTO, "unencrypted response from %s on an encrypted session",
 			       chan->peer);
 	}
@@ -724,9 +768,13 @@ static int on_msg(void *arg, uint8_t *msg, size_t len)
 		    !(h.flags & SMB2_FLAGS_SERVER_TO_REDIR))
 			return cli_err(c, -EPROTO, "malformed response from %s", chan->peer);
 		cli_credits_grant(&chan->cr, h.credits);
+		if (is_break(&h)) {
+			cli_on_break(c, msg + off, plen);
+			goto next;
+		}
 		ch = find_chain(chan, h.message_id, &i);
 		if (!ch)
-			goto next;	/* not ours (an oplock break, a late reply) */
+			goto next;	/* not ours: a late reply */
 		if (h.status == STATUS_PENDING && h.flags & SMB2_FLAGS_ASYNC_COMMAND)
 			goto next;	/* interim: the final response follows */
 		/* channel setup checks its own signatures */
@@ -800,6 +848,20 @@ static void chan_fail(struct rdax_conn *c, struct cli_chan *chan, int err)
 		chan->reap = true;
 		return;
 	}
+	if (!cli_chans_alive(c) && c->reconnecting) {
+		/* a step of the reconnect failed: that attempt fails */
+		fail_list(c, &chan->inflight, err);
+		chan->reap = true;
+		return;
+	}
+	if (!cli_chans_alive(c) && cli_recon_wanted(c)) {
+		/* its chains wait for the next session (reap_dead) */
+		c->need_recon = true;
+		chan->reap = true;
+		c->errmsg[0] = 0;
+		cli_log(c, "connection to %s lost (%s): reconnecting", chan->peer, chan->error);
+		return;
+	}
 	if (!cli_chans_alive(c)) {
 		fail_all(c, err);
 		return;
@@ -852,6 +914,63 @@ static void reap_dead(struct rdax_conn *c)
 	}
 	if (any && !c->broken)
 		send_queued(c);
+	/* outside every event handler: the session can be set up again */
+	if (c->need_recon && !c->reconnecting && !c->dispatching && !c->broken) {
+		cli_reconnect(c);
+		if (!c->broken)
+			send_queued(c);
+	}
+}
+
+void cli_chans_clear(struct rdax_conn *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nchan; i++) {
+		struct cli_chan *chan = &c->chans[i];
+
+		fail_list(c, &chan->inflight, -ENOTCONN);
+		cli_chan_mw_free(chan);
+		if (chan->xp)
+			chan->xp->ops->destroy(chan->xp);
+		chan->xp = NULL;
+		chan->x = NULL;
+		chan->dead = true;
+		chan->reap = false;
+	}
+	c->nchan = 0;
+	c->rr = 0;
+}
+
+void cli_chains_fixup(struct rdax_conn *c,
+		      int (*fix)(void *arg, struct cli_chain *ch, uint8_t *pdu, size_t len),
+		      void *arg)
+{
+	struct list_head *lists[2] = { &c->sendq, &c->delayq };
+	struct list_head *pos, *tmp;
+	int i, k, ret;
+
+	for (k = 0; k < 2; k++) {
+		list_for_each_safe(pos, tmp, lists[k]) {
+			struct cli_chain *ch = list_entry(pos, struct cli_chain, link);
+
+			for (i = 0, ret = 0; ch->tb && i < ch->n && !ret; i++) {
+				size_t end = i + 1 < ch->n ? ch->off[i + 1] : ch->len;
+
+				ret = fix(arg, ch, tb_base(ch->tb) + ch->off[i], end - ch->off[i]);
+			}
+			/* READ/WRITE are built when they go: the hook looks */
+			if (!ret && !ch->tb && ch->encode)
+				ret = fix(arg, ch, NULL, 0);
+			if (ret)
+				chain_finish(c, ch, ret);
+		}
+	}
+}
+
+void cli_chains_fail(struct rdax_conn *c, int err)
+{
+	fail_all(c, err);
 }
 
 /*
@@ -969,18 +1088,32 @@ uint64_t cli_now_ms(void)
 int cli_chain_run(struct rdax_conn *c, struct cli_chain *ch)
 {
 	uint64_t deadline = cli_now_ms() + (uint64_t)c->cfg.timeout_ms;
+	uint64_t recons = c->stats.reconnects;
 	int i, ret;
 
 	ret = cli_check_credits(c, chain_charge(ch));
 	if (ret)
 		goto out_free;
-	c->sync_len = 0;
+	/*
+	 * A reconnect runs its chains inside another's wait: theirs go after
+	 * what the outer one kept, which it finds by offset.
+	 */
+	if (!c->sync_depth)
+		c->sync_len = 0;
 	ret = cli_chain_submit(c, ch);
 	if (ret)
 		goto out_free;
 	c->stats.round_trips++;
+	c->sync_depth++;
 	while (!ch->done) {
-		int left = (int)(deadline - cli_now_ms());
+		int left;
+
+		if (c->stats.reconnects != recons) {
+			/* sent again on a new session: its time starts again */
+			recons = c->stats.reconnects;
+			deadline = cli_now_ms() + (uint64_t)c->cfg.timeout_ms;
+		}
+		left = (int)(deadline - cli_now_ms());
 
 		if (c->cfg.timeout_ms >= 0 && left <= 0) {
 			cli_err(c, -ETIMEDOUT, "%s did not answer within %d ms", c->host,
@@ -995,6 +1128,7 @@ int cli_chain_run(struct rdax_conn *c, struct cli_chain *ch)
 		if (ret && ret != -ETIMEDOUT)
 			break;
 	}
+	c->sync_depth--;
 	if (ch->err)
 		return ch->err;
 	for (i = 0; i < ch->n; i++)

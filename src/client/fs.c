@@ -10,6 +10,7 @@
 #include "client/client.h"
 #include "crypto/passdb.h"
 #include "proto/fscc.h"
+#include "proto/lease.h"
 #include "proto/ntstatus.h"
 #include "util/utf16.h"
 
@@ -22,21 +23,17 @@ const char *rdax_version(void)
 
 /* ---- TREE_CONNECT ---- */
 
-int rdax_tree_connect(struct rdax_conn *c, const char *share,
-		      struct rdax_tree **out)
+int cli_tree_connect_req(struct rdax_conn *c, const char *share, uint32_t *id,
+			 uint32_t *flags, uint32_t *caps)
 {
 	struct smb2_tree_connect_req r = { 0 };
 	struct smb2_tree_connect_rsp rsp;
 	uint8_t path16[600];
 	char unc[400];
-	struct rdax_tree *t;
 	struct cli_chain ch;
 	struct wcur w;
 	int n, ret;
 
-	cli_begin(c);
-	if (!share || !*share)
-		return cli_err(c, -EINVAL, "tree connect: no share name");
 	if (snprintf(unc, sizeof(unc), "\\\\%s\\%s", c->host, share) >= (int)sizeof(unc))
 		return cli_err(c, -ENAMETOOLONG, "share name too long");
 	n = utf8_to_utf16le(unc, path16, sizeof(path16));
@@ -66,37 +63,77 @@ int rdax_tree_connect(struct rdax_conn *c, const char *share,
 			return cli_err(c, -EPROTONOSUPPORT, "share %s requires encryption", share);
 		c->encrypt = true;
 	}
+	*id = ch.rsp[0].hdr.tree_id;
+	*flags = rsp.share_flags;
+	*caps = rsp.capabilities;
+	return 0;
+}
+
+int rdax_tree_connect(struct rdax_conn *c, const char *share,
+		      struct rdax_tree **out)
+{
+	struct rdax_tree *t;
+	int ret;
+
+	cli_begin(c);
+	if (!share || !*share)
+		return cli_err(c, -EINVAL, "tree connect: no share name");
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return cli_err(c, -ENOMEM, "tree connect to share %s: out of memory", share);
+	ret = cli_tree_connect_req(c, share, &t->id, &t->share_flags, &t->caps);
+	if (ret) {
+		free(t);
+		return ret;
+	}
 	t->c = c;
-	t->id = ch.rsp[0].hdr.tree_id;
 	snprintf(t->share, sizeof(t->share), "%s", share);
+	list_init(&t->files);
+	list_add_tail(&t->link, &c->trees);
 	*out = t;
 	return 0;
+}
+
+int cli_tree_disconnect_req(struct rdax_conn *c, uint32_t id, const char *share)
+{
+	struct cli_chain ch;
+	struct wcur w;
+	int ret;
+
+	cli_chain_init(c, &ch);
+	ret = cli_chain_add(c, &ch, SMB2_TREE_DISCONNECT, id, false, 0, 8, &w);
+	if (ret) {
+		cli_chain_abort(c, &ch);
+		return ret;
+	}
+	smb2_simple_encode(&w);
+	cli_chain_end(c, &ch, &w);
+	ret = cli_chain_run(c, &ch);
+	if (!ret && ch.rsp[0].status)
+		ret = cli_status(c, ch.rsp[0].status, "tree disconnect", share);
+	return ret;
 }
 
 int rdax_tree_disconnect(struct rdax_tree **tp)
 {
 	struct rdax_tree *t = *tp;
-	struct cli_chain ch;
-	struct wcur w;
 	int ret;
 
 	if (!t)
 		return 0;
-	cli_begin(t->c);
-	cli_chain_init(t->c, &ch);
-	ret = cli_chain_add(t->c, &ch, SMB2_TREE_DISCONNECT, t->id, false, 0, 8, &w);
-	if (ret)
-		cli_chain_abort(t->c, &ch);
-	if (!ret) {
-		smb2_simple_encode(&w);
-		cli_chain_end(t->c, &ch, &w);
-		ret = cli_chain_run(t->c, &ch);
-		if (!ret && ch.rsp[0].status)
-			ret = cli_status(t->c, ch.rsp[0].status, "tree disconnect", t->share);
+	if (list_empty(&t->link)) {
+		/* its connection is gone already (rdax_disconnect) */
+		free(t);
+		*tp = NULL;
+		return -ENOTCONN;
 	}
+	cli_begin(t->c);
+	/* the server closes the tree's opens, cached handles included */
+	cli_leases_tree_gone(t);
+	while (!list_empty(&t->files))
+		list_del(t->files.next);
+	list_del(&t->link);
+	ret = cli_tree_disconnect_req(t->c, t->id, t->share);
 	cli_done(t->c, ret, "tree disconnect", t->share);
 	free(t);
 	*tp = NULL;
@@ -133,9 +170,13 @@ int cli_add_create(struct rdax_tree *t, struct cli_chain *ch,
 	r.share_access = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
 	r.disposition = a->disposition;
 	r.options = a->options;
+	r.oplock = a->oplock;
 	r.name.p = name;
 	r.name.len = (uint32_t)n;
-	ret = cli_chain_add(c, ch, SMB2_CREATE, t->id, false, 0, 64 + (size_t)n, &w);
+	r.contexts.p = a->ctx;
+	r.contexts.len = a->ctx_len;
+	ret = cli_chain_add(c, ch, SMB2_CREATE, t->id, false, 0,
+			    64 + (size_t)n + 8 + a->ctx_len, &w);
 	if (ret)
 		return ret;
 	smb2_create_req_encode(&w, &r);
@@ -204,13 +245,16 @@ int cli_add_query_info(struct rdax_tree *t, struct cli_chain *ch,
 	return 0;
 }
 
-/* First failing status of a chain (the one that caused the others). */
-static int chain_result(struct rdax_tree *t, struct cli_chain *ch,
+/*
+ * First failing status of a chain from its PDU from on (the one that
+ * caused the others; those before close cached handles).
+ */
+static int chain_result(struct rdax_tree *t, struct cli_chain *ch, int from,
 			const char *op, const char *path)
 {
 	int i;
 
-	for (i = 0; i < ch->n; i++)
+	for (i = from; i < ch->n; i++)
 		if (nt_is_error(ch->rsp[i].status))
 			return cli_status(t->c, ch->rsp[i].status, op, path);
 	return 0;
@@ -241,8 +285,8 @@ static void stat_from_info(const struct fscc_info *fi, struct rdax_stat *st)
 	ts_from_filetime(fi->t.creation, &st->btime);
 }
 
-static int decode_all_info(struct rdax_conn *c, const struct cli_rsp *rsp,
-			   struct rdax_stat *st)
+int cli_decode_all_info(struct rdax_conn *c, const struct cli_rsp *rsp,
+			struct rdax_stat *st)
 {
 	struct fscc_info fi = { 0 };
 	struct smb2_buf out;
@@ -256,13 +300,32 @@ static int decode_all_info(struct rdax_conn *c, const struct cli_rsp *rsp,
 
 /* ---- path operations: one compound round trip each ---- */
 
-int rdax_stat(struct rdax_tree *t, const char *path, struct rdax_stat *st)
+/*
+ * A path operation on a file this client holds a lease on (its handles
+ * are open) names the lease's key: the server then breaks nothing of
+ * ours for it.
+ */
+static void path_lease(struct rdax_tree *t, const char *path, struct cli_create_args *a,
+		       struct cli_ctx *x)
+{
+	struct cli_lease *l = cli_lease_find(t, path);
+
+	if (!l || !l->granted || !(l->nfiles || l->cached) || !cli_lease_ok(t, l->is_dir))
+		return;
+	cli_ctx_init(x);
+	cli_ctx_lease(x, t, l, SMB2_LEASE_READ | SMB2_LEASE_HANDLE);
+	a->ctx = x->buf;
+	a->ctx_len = (uint32_t)x->len;
+	a->oplock = SMB2_OPLOCK_LEVEL_LEASE;
+}
+
+/* CREATE + QUERY_INFO + CLOSE: the stat of a path nothing caches. */
+static int stat_plain(struct rdax_tree *t, const char *path, struct rdax_stat *st)
 {
 	struct cli_create_args a = { path, FILE_READ_ATTRIBUTES, FILE_OPEN, 0, 0 };
 	struct cli_chain ch;
 	int ret;
 
-	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
 	ret = cli_add_create(t, &ch, &a);
 	if (!ret)
@@ -272,9 +335,26 @@ int rdax_stat(struct rdax_tree *t, const char *path, struct rdax_stat *st)
 		ret = cli_add_close(t, &ch, &cli_related_fid, 0);
 	ret = chain_run(t->c, &ch, ret);
 	if (!ret)
-		ret = chain_result(t, &ch, "stat", path);
+		ret = chain_result(t, &ch, 0, "stat", path);
 	if (!ret)
-		ret = decode_all_info(t->c, &ch.rsp[1], st);
+		ret = cli_decode_all_info(t->c, &ch.rsp[1], st);
+	return ret;
+}
+
+/*
+ * With leases, the first stat of a path keeps its handle under the
+ * lease, and the next ones are answered from the client's cache while
+ * the lease has R (lease.c).
+ */
+int rdax_stat(struct rdax_tree *t, const char *path, struct rdax_stat *st)
+{
+	int ret = -EAGAIN;
+
+	cli_begin(t->c);
+	if (cli_lease_ok(t, false) && !t->no_lease)
+		ret = cli_lease_stat(t, path, st);
+	if (ret == -EAGAIN)
+		ret = stat_plain(t, path, st);
 	return cli_done(t->c, ret, "stat", path);
 }
 
@@ -282,16 +362,32 @@ int rdax_unlink(struct rdax_tree *t, const char *path)
 {
 	struct cli_create_args a = { path, DELETE_ACCESS | FILE_READ_ATTRIBUTES, FILE_OPEN,
 				 FILE_NON_DIRECTORY_FILE | FILE_DELETE_ON_CLOSE, 0 };
+	struct cli_lease *l;
 	struct cli_chain ch;
-	int ret;
+	struct cli_ctx x;
+	int ret, first;
 
 	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
-	ret = cli_add_create(t, &ch, &a);
+	/* a handle of ours kept open would keep the file, delete-pending */
+	ret = first = cli_lease_close_cached(t, path, false, &ch);
+	if (ret >= 0) {
+		path_lease(t, path, &a, &x);
+		ret = cli_add_create(t, &ch, &a);
+	}
 	if (!ret)
 		ret = cli_add_close(t, &ch, &cli_related_fid, 0);
 	ret = chain_run(t->c, &ch, ret);
-	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "unlink", path), "unlink", path);
+	if (!ret)
+		ret = chain_result(t, &ch, first, "unlink", path);
+	if (!ret) {
+		cli_lease_changed(t, path);
+		/* the name is gone: the application's handles keep the file */
+		l = cli_lease_find(t, path);
+		if (l)
+			list_del(&l->hlink);
+	}
+	return cli_done(t->c, ret, "unlink", path);
 }
 
 int rdax_mkdir(struct rdax_tree *t, const char *path)
@@ -307,7 +403,10 @@ int rdax_mkdir(struct rdax_tree *t, const char *path)
 	if (!ret)
 		ret = cli_add_close(t, &ch, &cli_related_fid, 0);
 	ret = chain_run(t->c, &ch, ret);
-	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "mkdir", path), "mkdir", path);
+	if (!ret)
+		ret = chain_result(t, &ch, 0, "mkdir", path);
+	cli_lease_changed(t, path);
+	return cli_done(t->c, ret, "mkdir", path);
 }
 
 int rdax_rmdir(struct rdax_tree *t, const char *path)
@@ -316,17 +415,25 @@ int rdax_rmdir(struct rdax_tree *t, const char *path)
 				 FILE_DIRECTORY_FILE, 0 };
 	uint8_t del = 1;
 	struct cli_chain ch;
-	int ret;
+	struct cli_ctx x;
+	int ret, first;
 
 	cli_begin(t->c);
 	cli_chain_init(t->c, &ch);
-	ret = cli_add_create(t, &ch, &a);
+	ret = first = cli_lease_close_cached(t, path, true, &ch);
+	if (ret >= 0) {
+		path_lease(t, path, &a, &x);
+		ret = cli_add_create(t, &ch, &a);
+	}
 	if (!ret)
 		ret = cli_add_set_info(t, &ch, &cli_related_fid, FileDispositionInformation, &del, 1);
 	if (!ret)
 		ret = cli_add_close(t, &ch, &cli_related_fid, 0);
 	ret = chain_run(t->c, &ch, ret);
-	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "rmdir", path), "rmdir", path);
+	if (!ret)
+		ret = chain_result(t, &ch, first, "rmdir", path);
+	cli_lease_changed(t, path);
+	return cli_done(t->c, ret, "rmdir", path);
 }
 
 int rdax_rename(struct rdax_tree *t, const char *from, const char *to,
@@ -335,8 +442,9 @@ int rdax_rename(struct rdax_tree *t, const char *from, const char *to,
 	struct cli_create_args a = { from, DELETE_ACCESS | FILE_READ_ATTRIBUTES, FILE_OPEN, 0, 0 };
 	uint8_t name[PATH16_MAX], info[PATH16_MAX + 24];
 	struct cli_chain ch;
+	struct cli_ctx x;
 	struct wcur w;
-	int n, ret;
+	int n, ret, first;
 
 	cli_begin(t->c);
 	n = cli_path16(to, name, sizeof(name));
@@ -348,14 +456,30 @@ int rdax_rename(struct rdax_tree *t, const char *from, const char *to,
 	wcur_init(&w, info, sizeof(info));
 	fscc_rename_info_put(&w, !(flags & RDAX_RENAME_NOREPLACE), name, (uint32_t)n);
 	cli_chain_init(t->c, &ch);
-	ret = cli_add_create(t, &ch, &a);
+	/*
+	 * Servers refuse to rename a directory with handles open under it,
+	 * or over a file that is open: the cached ones go first.
+	 */
+	ret = first = cli_lease_close_cached(t, from, true, &ch);
+	if (ret >= 0) {
+		ret = cli_lease_close_cached(t, to, false, &ch);
+		first += ret > 0 ? ret : 0;
+	}
+	if (ret >= 0) {
+		path_lease(t, from, &a, &x);
+		ret = cli_add_create(t, &ch, &a);
+	}
 	if (!ret)
 		ret = cli_add_set_info(t, &ch, &cli_related_fid, FileRenameInformation, info,
 				   (uint32_t)w.off);
 	if (!ret)
 		ret = cli_add_close(t, &ch, &cli_related_fid, 0);
 	ret = chain_run(t->c, &ch, ret);
-	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "rename", from), "rename", from);
+	if (!ret)
+		ret = chain_result(t, &ch, first, "rename", from);
+	if (!ret)
+		cli_lease_renamed(t, from, to);
+	return cli_done(t->c, ret, "rename", from);
 }
 
 int rdax_truncate(struct rdax_tree *t, const char *path, uint64_t size)
@@ -364,10 +488,12 @@ int rdax_truncate(struct rdax_tree *t, const char *path, uint64_t size)
 				 FILE_NON_DIRECTORY_FILE, 0 };
 	uint8_t eof[8];
 	struct cli_chain ch;
+	struct cli_ctx x;
 	int ret;
 
 	put_le64(eof, size);
 	cli_begin(t->c);
+	path_lease(t, path, &a, &x);
 	cli_chain_init(t->c, &ch);
 	ret = cli_add_create(t, &ch, &a);
 	if (!ret)
@@ -375,7 +501,9 @@ int rdax_truncate(struct rdax_tree *t, const char *path, uint64_t size)
 	if (!ret)
 		ret = cli_add_close(t, &ch, &cli_related_fid, 0);
 	ret = chain_run(t->c, &ch, ret);
-	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "truncate", path), "truncate", path);
+	cli_lease_changed(t, path);
+	return cli_done(t->c, ret ? ret : chain_result(t, &ch, 0, "truncate", path), "truncate",
+			path);
 }
 
 int rdax_touch(struct rdax_tree *t, const char *path)
@@ -386,6 +514,7 @@ int rdax_touch(struct rdax_tree *t, const char *path)
 	struct timespec now;
 	uint8_t info[40];
 	struct cli_chain ch;
+	struct cli_ctx x;
 	struct wcur w;
 	int ret;
 
@@ -395,6 +524,7 @@ int rdax_touch(struct rdax_tree *t, const char *path)
 	wcur_init(&w, info, sizeof(info));
 	fscc_basic_info_put(&w, &ft, 0);
 	cli_begin(t->c);
+	path_lease(t, path, &a, &x);
 	cli_chain_init(t->c, &ch);
 	ret = cli_add_create(t, &ch, &a);
 	if (!ret)
@@ -402,7 +532,8 @@ int rdax_touch(struct rdax_tree *t, const char *path)
 	if (!ret)
 		ret = cli_add_close(t, &ch, &cli_related_fid, 0);
 	ret = chain_run(t->c, &ch, ret);
-	return cli_done(t->c, ret ? ret : chain_result(t, &ch, "touch", path), "touch", path);
+	cli_lease_changed(t, path);
+	return cli_done(t->c, ret ? ret : chain_result(t, &ch, 0, "touch", path), "touch", path);
 }
 
 /* ---- open files ---- */
@@ -413,9 +544,14 @@ int rdax_open(struct rdax_tree *t, const char *path, int flags,
 	      struct rdax_file **out)
 {
 	struct cli_create_args a = { path, FILE_READ_ATTRIBUTES, FILE_OPEN, 0, 0 };
+	struct cli_lease *l = NULL;
 	struct smb2_create_rsp rsp;
 	struct rdax_file *f;
+	struct cli_grant g = { 0 };
 	struct cli_chain ch;
+	struct cli_ctx x;
+	uint8_t guid[16] = { 0 };
+	bool durable = false;
 	int acc = flags & O_ACCMODE, ret;
 
 	if (acc == O_RDONLY || acc == O_RDWR)
@@ -441,29 +577,84 @@ int rdax_open(struct rdax_tree *t, const char *path, int flags,
 	if (flags & O_SYNC)
 		a.options |= FILE_WRITE_THROUGH;
 	cli_begin(t->c);
+	/* the path's lease key: the handles a stat keeps share the lease */
+	if (cli_lease_ok(t, flags & O_DIRECTORY) && !t->no_lease)
+		l = cli_lease_get(t, path);
+	if (l) {
+		l->nfiles++;
+		cli_ctx_init(&x);
+		cli_ctx_lease(&x, t, l, SMB2_LEASE_READ | SMB2_LEASE_HANDLE);
+		/* durable v2 under the lease's H: a reconnect gets it back */
+		if (cli_recon_wanted(t->c) && !crypto_random(guid, sizeof(guid))) {
+			cli_ctx_durable(&x, t, guid);
+			durable = true;
+		}
+		a.ctx = x.buf;
+		a.ctx_len = (uint32_t)x.len;
+		a.oplock = SMB2_OPLOCK_LEVEL_LEASE;
+	}
 	cli_chain_init(t->c, &ch);
 	ret = cli_add_create(t, &ch, &a);
 	ret = chain_run(t->c, &ch, ret);
 	if (ret)
-		return cli_done(t->c, ret, "open", path);
-	if (ch.rsp[0].status)
-		return cli_status(t->c, ch.rsp[0].status, "open", path);
-	if (smb2_create_rsp_decode(ch.rsp[0].pdu, ch.rsp[0].len, &rsp))
-		return cli_err(t->c, -EPROTO, "malformed CREATE response");
+		goto out_put;
+	if (ch.rsp[0].status) {
+		ret = cli_status(t->c, ch.rsp[0].status, "open", path);
+		goto out_put;
+	}
+	if (smb2_create_rsp_decode(ch.rsp[0].pdu, ch.rsp[0].len, &rsp)) {
+		ret = cli_err(t->c, -EPROTO, "malformed CREATE response");
+		goto out_put;
+	}
+	if (a.disposition != FILE_OPEN)
+		cli_lease_changed(t, path);	/* made or cut to nothing */
+	if (l) {
+		ret = cli_grant_parse(t->c, &rsp, l->key, &g);
+		if (ret)
+			goto out_close;
+		if (g.lease)
+			cli_lease_granted(l, &g);
+	}
 	f = calloc(1, sizeof(*f));
 	if (!f) {
-		struct rdax_file tmp = { .t = t, .fid = rsp.fid };
-
-		file_close(&tmp);
-		return cli_err(t->c, -ENOMEM, "open %s: out of memory", path);
+		ret = cli_err(t->c, -ENOMEM, "open %s: out of memory", path);
+		goto out_close;
 	}
 	f->t = t;
 	f->fid = rsp.fid;
 	f->is_dir = rsp.attributes & FILE_ATTRIBUTE_DIRECTORY;
 	f->write_through = flags & O_SYNC;
 	snprintf(f->path, sizeof(f->path), "%s", path);
+	f->lease = l;
+	f->durable = durable && g.durable;
+	memcpy(f->create_guid, guid, sizeof(guid));
+	f->access = a.access;
+	f->options = a.options;
+	list_add_tail(&f->tlink, &t->files);
 	*out = f;
 	return 0;
+out_close:
+	{
+		struct rdax_file tmp = { .t = t, .fid = rsp.fid };
+		char why[sizeof(t->c->errmsg)];
+
+		/* the close must not replace why the open failed */
+		snprintf(why, sizeof(why), "%s", t->c->errmsg);
+		file_close(&tmp);
+		snprintf(t->c->errmsg, sizeof(t->c->errmsg), "%s", why);
+	}
+out_put:
+	if (l) {
+		l->nfiles--;
+		cli_lease_put(t->c, l);
+	}
+	return cli_done(t->c, ret, "open", path);
+}
+
+void cli_file_changed(struct rdax_file *f)
+{
+	if (f->lease)
+		f->lease->have_stat = false;
 }
 
 /* CLOSE a handle (the struct stays the caller's). */
@@ -489,6 +680,12 @@ int rdax_close(struct rdax_file **fp)
 		return 0;
 	cli_begin(f->t->c);
 	ret = file_close(f);
+	if (f->tlink.next)
+		list_del(&f->tlink);
+	if (f->lease) {
+		f->lease->nfiles--;
+		cli_lease_put(f->t->c, f->lease);
+	}
 	free(f);
 	*fp = NULL;
 	return ret;
@@ -521,6 +718,8 @@ int rdax_fstat(struct rdax_file *f, struct rdax_stat *st)
 	int ret;
 
 	cli_begin(f->t->c);
+	if (cli_lease_fstat_hit(f, st))
+		return 0;
 	cli_chain_init(f->t->c, &ch);
 	ret = cli_add_query_info(f->t, &ch, &f->fid, SMB2_0_INFO_FILE,
 			     FileAllInformation, 4096);
@@ -528,7 +727,9 @@ int rdax_fstat(struct rdax_file *f, struct rdax_stat *st)
 	if (!ret && ch.rsp[0].status)
 		ret = cli_status(f->t->c, ch.rsp[0].status, "stat", f->path);
 	if (!ret)
-		ret = decode_all_info(f->t->c, &ch.rsp[0], st);
+		ret = cli_decode_all_info(f->t->c, &ch.rsp[0], st);
+	if (!ret)
+		cli_lease_fstat_fill(f, st);
 	return cli_done(f->t->c, ret, "stat", f->path);
 }
 
@@ -548,6 +749,7 @@ int cli_ftruncate(struct rdax_file *f, uint64_t size)
 	cli_chain_init(f->t->c, &ch);
 	ret = cli_add_set_info(f->t, &ch, &f->fid, FileEndOfFileInformation, eof, 8);
 	ret = chain_run(f->t->c, &ch, ret);
+	cli_file_changed(f);
 	if (!ret && ch.rsp[0].status)
 		ret = cli_status(f->t->c, ch.rsp[0].status, "truncate", f->path);
 	return cli_done(f->t->c, ret, "truncate", f->path);

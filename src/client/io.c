@@ -77,6 +77,7 @@ static void io_on_pdu(struct cli_chain *ch, int i, const uint8_t *pdu, size_t le
 		if (smb2_write_rsp_decode(pdu, len, &wr) || wr.count > io->len)
 			goto bad;
 		c->stats.bytes_written += wr.count;
+		cli_file_changed(io->f);
 		if (io->r.channel) {
 			c->rdma_bytes += wr.count;
 			ch->chan->rdma_bytes += wr.count;

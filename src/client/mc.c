@@ -117,28 +117,19 @@ unsigned int cli_mc_plan(const struct fsctl_netif *ifs, unsigned int n,
 
 /* ---- asking the server ---- */
 
+/* IPC$, which no application's tree list holds */
 static int ipc_tree(struct rdax_conn *c, uint32_t *tid)
 {
-	struct rdax_tree *t;
-	int ret;
+	uint32_t flags, caps;
 
-	ret = rdax_tree_connect(c, "IPC$", &t);
-	if (ret)
-		return ret;
-	*tid = t->id;
-	free(t);
-	return 0;
+	cli_begin(c);
+	return cli_tree_connect_req(c, "IPC$", tid, &flags, &caps);
 }
 
 static void ipc_tree_done(struct rdax_conn *c, uint32_t tid)
 {
-	struct rdax_tree *t = calloc(1, sizeof(*t));
-
-	if (!t)
-		return;
-	t->c = c;
-	t->id = tid;
-	rdax_tree_disconnect(&t);
+	cli_begin(c);
+	cli_tree_disconnect_req(c, tid, "IPC$");
 }
 
 /* The server's interface list; count kept, or -errno (with errmsg set). */

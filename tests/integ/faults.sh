@@ -162,13 +162,15 @@ phase() {
 
 # clean_failures PHASE: as many failed transfers as error lines that
 # name an NTSTATUS or a closed connection, and no other error line
+# (librdax's notices of a reconnect are no errors)
 clean_failures() {
 	nbad=$(grep -vc ' 0 same$' "$T/$1.res")
 	nmsg=$(grep -Ec "$clean_err" "$T/$1.err")
-	grep -Ev "$clean_err" "$T/$1.err"
-	[ "$nmsg" -ge "$nbad" ] && ! grep -Evq "$clean_err" "$T/$1.err"
+	grep -Ev "$clean_err|$recon_notice" "$T/$1.err"
+	[ "$nmsg" -ge "$nbad" ] && ! grep -Evq "$clean_err|$recon_notice" "$T/$1.err"
 }
-clean_err='STATUS_[A-Z_]+|connection closed by server|connection to [0-9.]+ is broken|Connection reset by peer|Broken pipe'
+clean_err='STATUS_[A-Z_]+|connection closed by server|connection to [0-9.]+ is broken|Connection reset by peer|Broken pipe|reconnect failed|handle was lost with the connection'
+recon_notice=': connection to [0-9.:]+ lost \(.*\): reconnecting$|: reconnected to [0-9.]+ \(attempt [0-9]+\)|: durable handle of .* not given back'
 
 # the checks every phase passes
 phase_checks() {

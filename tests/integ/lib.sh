@@ -286,7 +286,9 @@ _rt1() {
 # local path): touch, stat, mv, rm, mkdir and rmdir each cost exactly one
 # round trip after the session setup (rdax --stats), and `rdax bench meta`
 # counts one round trip per operation of each kind, with the SMB2 requests
-# of its compounds, and leaves nothing behind.
+# of its compounds (without leases: every stat goes to the server), and
+# leaves nothing behind; with leases (the default) a stat of a file stat'ed
+# just before (restat) costs none.
 check_meta_round_trips() {
 	_l=$1 _u=$2 _d=$3
 	shift 3
@@ -306,10 +308,10 @@ check_meta_round_trips() {
 	check "$_l: ... and removed it" test ! -e "$_d/rt.d"
 	_rt1 "$_l: stat of a missing file fails in 1 round trip" 1 stat "$_u/rt.none"
 	check_output "$_l: ... with the status" "STATUS_OBJECT_NAME_NOT_FOUND" cat "$T/rt.out"
-	check "bench meta --json against $_l" sh -c \
-		"$RDAX $* bench meta --count 25 --json '$_u' >'$T/meta.json'"
+	check "bench meta --no-leases --json against $_l" sh -c \
+		"$RDAX $* --no-leases bench meta --count 25 --json '$_u' >'$T/meta.json'"
 	check_output "$_l: bench meta: 1 round trip per operation, requests as compounded" \
-		'^touch 1 3 stat 1 3 truncate 1 3 mv 1 3 rm 1 2 mkdir 1 2 rmdir 1 3 ok$' \
+		'^touch 1 3 stat 1 3 restat 1 3 truncate 1 3 mv 1 3 rm 1 2 mkdir 1 2 rmdir 1 3 ok$' \
 		python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -320,6 +322,18 @@ for j in d["jobs"]:
     assert j["iops"] > 0 and j["lat_ns"]["percentile"]["50.000000"] > 0, j
 assert d["config"]["count"] == 25 and d["session_setup"]["round_trips"] >= 3, d
 print(" ".join(out), "ok")' "$T/meta.json"
+	check "bench meta --json (leases) against $_l" sh -c \
+		"$RDAX $* bench meta --count 25 --json '$_u' >'$T/meta-lease.json'"
+	check_output "$_l: bench meta with leases: a restat is no round trip, the rest 1" \
+		'^touch 1 stat 1 restat 0 truncate 1 mv 1 rm 1 mkdir 1 rmdir 1 ok$' \
+		python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+out = []
+for j in d["jobs"]:
+    out += [j["op"], "%g" % j["round_trips_per_op"]]
+    assert j["total_ios"] == 25 and j["error"] == 0, j
+print(" ".join(out), "ok")' "$T/meta-lease.json"
 	check_output "$_l: bench meta left nothing behind" '^0$' \
 		sh -c "find '$_d' -maxdepth 1 -name '.rdax-meta-*' | wc -l"
 	check_output "$_l: bench meta table, one line per operation" \

@@ -585,6 +585,8 @@ static struct rdax_conn *conn_new(struct fake **out, uint64_t mid, uint32_t held
 	if (!c || !s)
 		exit(2);
 	list_init(&c->sendq);
+	list_init(&c->trees);
+	cli_leases_init(c);
 	snprintf(c->host, sizeof(c->host), "fake");
 	c->cfg.timeout_ms = 2000;
 	c->dialect = SMB2_DIALECT_311;
