@@ -28,6 +28,12 @@ at a time in its own time window, and reads /proc/fs/cifs/Stats.
       WRITEs it carried, its binding SESSION_SETUPs (Flags BINDING),
       signed requests, requests with SMB2_FLAGS_REPLAY_OPERATION and the
       ChannelSequence values they carried
+  smbwire.py leases PCAP PORT...
+      the leases on the wire, as one JSON line: CREATE responses that
+      grant one (a RqLs context with a LeaseState) by state, the
+      server's lease break notifications (those with ACK_REQUIRED
+      counted apart) and the client's lease break acknowledgements,
+      oplock grants and breaks, and messages it could not read (sealed)
   smbwire.py cifs-ops --mnt DIR --ports P[,P] --out JSON [--reps N]
                       [--settle SECS] [--warm] [--pcap FILE]
       touch, stat, truncate -s 4096, mv, rm, mkdir, rmdir (coreutils) in
@@ -337,6 +343,83 @@ def channels(pcap, ports):
     return {"conns": sorted(conns.values(), key=lambda x: x["client"])}
 
 
+CREATE, OPLOCK_BREAK = 5, 18
+OPLOCK_LEASE = 0xFF
+BREAK_ACK_REQUIRED = 0x01
+
+
+def lease_state(v):
+    return "".join(c for c, bit in (("R", 1), ("H", 2), ("W", 4)) if v & bit) or "none"
+
+
+def create_lease(msg, off, end):
+    """LeaseState of the RqLs context of the CREATE response at off, or None."""
+    if end - off < 64 + 88:
+        return None
+    ctx_off, ctx_len = struct.unpack("<II", msg[off + 64 + 80:off + 64 + 88])
+    pos, stop = off + ctx_off, min(off + ctx_off + ctx_len, end)
+    while ctx_off and pos + 16 <= stop:
+        nxt, noff, nlen, _, doff, dlen = struct.unpack("<IHHHHI", msg[pos:pos + 16])
+        if msg[pos + noff:pos + noff + nlen] == b"RqLs" and dlen >= 20:
+            return struct.unpack("<I", msg[pos + doff + 16:pos + doff + 20])[0]
+        if not nxt:
+            break
+        pos += nxt
+    return None
+
+
+def leases(pcap, ports):
+    """Lease grants, breaks and acknowledgements on the wire (see the module's help)."""
+    streams = {}
+    ports = set(ports)
+    for ts, key, seq, flags, payload in read_pcap(pcap):
+        src, sport, dst, dport = key
+        if dport in ports:
+            streams.setdefault((key, "req"), Stream()).add(ts, seq, flags, payload)
+        elif sport in ports:
+            streams.setdefault((key, "rsp"), Stream()).add(ts, seq, flags, payload)
+    r = {"granted": 0, "granted_states": {}, "breaks": 0, "breaks_ack_required": 0,
+         "acks": 0, "oplocks_granted": 0, "oplock_breaks": 0, "oplock_acks": 0,
+         "acks_refused": 0, "creates": 0, "unreadable": 0}
+    for (key, d), st in streams.items():
+        for ts, msg in st.messages():
+            if msg[:4] != b"\xfeSMB":
+                r["unreadable"] += 1
+                continue
+            off = 0
+            while off + 64 <= len(msg) and msg[off:off + 4] == b"\xfeSMB":
+                status, cmd, _, flags, nxt = struct.unpack("<IHHII", msg[off + 8:off + 24])
+                end = off + nxt if nxt else len(msg)
+                size = struct.unpack("<H", msg[off + 64:off + 66])[0] if end >= off + 66 else 0
+                if d == "rsp" and cmd == CREATE and status == 0 and size == 89:
+                    r["creates"] += 1
+                    if msg[off + 66] == OPLOCK_LEASE:
+                        st8 = create_lease(msg, off, end)
+                        if st8:
+                            r["granted"] += 1
+                            k = lease_state(st8)
+                            r["granted_states"][k] = r["granted_states"].get(k, 0) + 1
+                    elif msg[off + 66]:
+                        r["oplocks_granted"] += 1
+                elif cmd == OPLOCK_BREAK and d == "rsp" and size == 44:
+                    r["breaks"] += 1
+                    if struct.unpack("<I", msg[off + 68:off + 72])[0] & BREAK_ACK_REQUIRED:
+                        r["breaks_ack_required"] += 1
+                elif cmd == OPLOCK_BREAK and d == "rsp" and size == 24 and \
+                        struct.unpack("<Q", msg[off + 24:off + 32])[0] == 0xffffffffffffffff:
+                    r["oplock_breaks"] += 1
+                elif cmd == OPLOCK_BREAK and d == "rsp" and status:
+                    r["acks_refused"] += 1
+                elif cmd == OPLOCK_BREAK and d == "req" and size == 36:
+                    r["acks"] += 1
+                elif cmd == OPLOCK_BREAK and d == "req" and size == 24:
+                    r["oplock_acks"] += 1
+                if not nxt:
+                    break
+                off += nxt
+    return r
+
+
 def is_session(chain):
     return all(c in SESSION_CMDS for c in chain["cmds"])
 
@@ -518,6 +601,9 @@ def main():
     r.add_argument("pcap")
     r.add_argument("ports", type=int, nargs="+")
     r.add_argument("--pattern")
+    ls = sub.add_parser("leases")
+    ls.add_argument("pcap")
+    ls.add_argument("ports", type=int, nargs="+")
     m = sub.add_parser("channels")
     m.add_argument("pcap")
     m.add_argument("ports", type=int, nargs="+")
@@ -541,6 +627,9 @@ def main():
             with open(a.pattern, "rb") as f:
                 pat = f.read(64)
         print(json.dumps(protection(a.pcap, a.ports, pat), sort_keys=True))
+        return 0
+    if a.cmd == "leases":
+        print(json.dumps(leases(a.pcap, a.ports), sort_keys=True))
         return 0
     if a.cmd == "channels":
         print(json.dumps(channels(a.pcap, a.ports), sort_keys=True))
