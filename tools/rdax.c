@@ -31,6 +31,7 @@ struct opts {
 	unsigned long count;		/* bench: operations of each kind */
 	bool json;			/* bench: one JSON document on stdout */
 	bool no_leases;			/* ask for no lease, cache nothing */
+	bool no_durable;		/* no durable handle, no reconnect */
 	unsigned int channels;		/* SMB3 multichannel: channels wanted */
 	int rdma_channels;		/* SMB-Direct channels first: 1, 0 never, -1 auto */
 };
@@ -91,6 +92,7 @@ static void usage(FILE *f)
 "                           default when this machine has an RDMA device)\n"
 "      --tcp-channels       with --channels: every added channel is TCP\n"
 "      --no-leases          ask for no lease: every stat goes to the server\n"
+"      --no-durable         no durable handles: a dropped connection is an error\n"
 "      --stats              print throughput, round trips and the channels\n"
 "      --server-copy        cp: fail rather than copy through the client\n"
 "      --client-copy        cp: read and write through the client\n"
@@ -190,6 +192,7 @@ static int session_open(struct session *s, const struct opts *o, const char *url
 	rdax_cfg_set_log(cfg, lib_notice, NULL);
 	rdax_cfg_set_signing(cfg, o->sign);
 	rdax_cfg_set_leases(cfg, !o->no_leases);
+	rdax_cfg_set_durable(cfg, !o->no_durable);
 	rdax_cfg_set_encryption(cfg, o->encrypt);
 	if (o->max_dialect)
 		rdax_cfg_set_dialects(cfg, RDAX_SMB_2_1, o->max_dialect);
@@ -1120,6 +1123,7 @@ enum {
 	OPT_RDMA_CHANNELS,
 	OPT_TCP_CHANNELS,
 	OPT_NO_LEASES,
+	OPT_NO_DURABLE,
 };
 
 /* args: room for argc words */
@@ -1144,6 +1148,7 @@ static int run(int argc, char **argv, char **args)
 		{ "rdma-channels", no_argument, NULL, OPT_RDMA_CHANNELS },
 		{ "tcp-channels", no_argument, NULL, OPT_TCP_CHANNELS },
 		{ "no-leases", no_argument, NULL, OPT_NO_LEASES },
+		{ "no-durable", no_argument, NULL, OPT_NO_DURABLE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1187,6 +1192,9 @@ static int run(int argc, char **argv, char **args)
 			break;
 		case OPT_NO_LEASES:
 			o.no_leases = true;
+			break;
+		case OPT_NO_DURABLE:
+			o.no_durable = true;
 			break;
 		case OPT_ENCRYPT:
 			o.encrypt = true;

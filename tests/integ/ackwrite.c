@@ -96,6 +96,8 @@ static int do_write(int argc, char **argv)
 	if (posix_memalign((void **)&buf, 4096, csize))
 		return 1;
 	rdax_cfg_new(&cfg);
+	/* a probe of what was answered: after a crash it stops, no reconnect */
+	rdax_cfg_set_durable(cfg, false);
 	if (rdma)
 		rdax_cfg_set_transport(cfg, RDAX_TRANSPORT_RDMA);
 	if (guest) {

@@ -189,6 +189,8 @@ int main(int argc, char **argv)
 	connect_messages((unsigned int)atoi(argv[2]));
 	timeouts();
 	guest_cfg(&cfg);
+	/* the dead server: reconnect attempts end with the request timeout */
+	rdax_cfg_set_timeout(cfg, 5000);
 	if (rdax_connect(&c, url.host, url.port, cfg) ||
 	    rdax_tree_connect(c, url.share, &t)) {
 		BAD("connect: %s", c ? rdax_errmsg(c) : rdax_errmsg(NULL));
