@@ -922,6 +922,19 @@ static void reap_dead(struct rdax_conn *c)
 	}
 }
 
+/* Its requests fail with err; its transport and windows go. */
+static void chan_teardown(struct rdax_conn *c, struct cli_chan *chan, int err)
+{
+	fail_list(c, &chan->inflight, err);
+	cli_chan_mw_free(chan);
+	if (chan->xp)
+		chan->xp->ops->destroy(chan->xp);
+	chan->xp = NULL;
+	chan->x = NULL;
+	chan->dead = true;
+	chan->reap = false;
+}
+
 void cli_chans_clear(struct rdax_conn *c)
 {
 	unsigned int i;
@@ -929,14 +942,7 @@ void cli_chans_clear(struct rdax_conn *c)
 	for (i = 0; i < c->nchan; i++) {
 		struct cli_chan *chan = &c->chans[i];
 
-		fail_list(c, &chan->inflight, -ENOTCONN);
-		cli_chan_mw_free(chan);
-		if (chan->xp)
-			chan->xp->ops->destroy(chan->xp);
-		chan->xp = NULL;
-		chan->x = NULL;
-		chan->dead = true;
-		chan->reap = false;
+		chan_teardown(c, chan, -ENOTCONN);
 	}
 	c->nchan = 0;
 	c->rr = 0;
@@ -1179,14 +1185,7 @@ struct cli_chan *cli_chan_add(struct rdax_conn *c, struct xprt *x, const char *p
 
 void cli_chan_drop(struct rdax_conn *c, struct cli_chan *chan)
 {
-	fail_list(c, &chan->inflight, -ESHUTDOWN);
-	cli_chan_mw_free(chan);
-	if (chan->xp)
-		chan->xp->ops->destroy(chan->xp);
-	chan->xp = NULL;
-	chan->x = NULL;
-	chan->dead = true;
-	chan->reap = false;
+	chan_teardown(c, chan, -ESHUTDOWN);
 	/* only the last one added is given back */
 	if (chan->index == c->nchan - 1)
 		c->nchan--;
