@@ -289,6 +289,18 @@ static void rdax_fio_channel_report(struct thread_data *td, struct rdax_fio_data
 			 ch.error[0] ? ": " : "", ch.error);
 }
 
+/* A connection that was set up again (librdax's durable reconnect). */
+static void rdax_fio_reconnect_report(struct rdax_fio_data *d)
+{
+	struct rdax_stats st;
+
+	if (!d->conn || rdax_conn_stats(d->conn, &st) || !st.reconnects)
+		return;
+	log_info("fio-rdax: reconnects %llu: %llu durable handles back, %llu lost\n",
+		 (unsigned long long)st.reconnects, (unsigned long long)st.durable_reopens,
+		 (unsigned long long)st.handles_lost);
+}
+
 static void rdax_fio_cleanup(struct thread_data *td)
 {
 	struct rdax_fio_data *d = td->io_ops_data;
@@ -297,6 +309,7 @@ static void rdax_fio_cleanup(struct thread_data *td)
 		return;
 	rdax_ioq_delete(&d->q);
 	rdax_fio_channel_report(td, d);
+	rdax_fio_reconnect_report(d);
 	rdax_buf_dereg(&d->buf);
 	rdax_tree_disconnect(&d->tree);
 	rdax_disconnect(&d->conn);
