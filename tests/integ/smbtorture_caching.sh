@@ -18,7 +18,6 @@ smb2.durable-v2-open smb2.sharemode smb2.lock smb2.rename"}
 # What rdaxd does not do yet, by test. A listed test that passes against
 # rdaxd fails here: delete its line.
 NEEDS=""
-needs() { echo "$NEEDS" | awk -v t="$1" '$1 == t { print $2 }'; }
 needs_why() {
 	case $1 in
 	*) echo "needs $1" ;;
@@ -46,52 +45,9 @@ cat >"$T/smb.conf" <<CONF
 CONF
 start_rdaxd srv --config "$T/smb.conf"
 
-# family SERVER PORT USER%PW FAMILY: its output in $T/SERVER.FAMILY.out
-family() {
-	timeout 1200 smbtorture -s /dev/null //127.0.0.1/tort -p "$2" -U "$3" "$4" \
-		>"$T/$1.$4.out" 2>&1
-}
-# result SERVER FAMILY TEST: success, failure, error, skip or missing
-result() {
-	r=$(sed -n "s/^\(success\|failure\|error\|skip\): $3\( \[\)\{0,1\}\$/\1/p" \
-		"$T/$1.$2.out" | head -n 1)
-	echo "${r:-missing}"
-}
-
-samba_fails=""
-for f in $FAMILIES; do
-	# side by side at once: the families mostly wait for break timeouts
-	t0=$(date +%s)
-	(family smbd "$SMBD_PORT" "root%$SPW" "$f"; echo $(($(date +%s) - t0)) >"$T/smbd.$f.secs") &
-	family rdaxd "$PORT" "torture%torture pw" "$f"
-	t1=$(date +%s)
-	wait $!
-	echo "$f: Samba $(cat "$T/smbd.$f.secs") s, rdaxd $((t1 - t0)) s (at once)"
-	tests=$(sed -n 's/^test: \(.*\)$/\1/p' "$T/smbd.$f.out" "$T/rdaxd.$f.out" | sort -u)
-	[ -n "$tests" ] || { not_ok "$f: smbtorture ran no test"; continue; }
-	for t in $tests; do
-		s=$(result smbd "$f" "$t")
-		r=$(result rdaxd "$f" "$t")
-		need=$(needs "$f.$t")
-		if [ "$s" != success ]; then
-			samba_fails="$samba_fails $f.$t($s)"
-			skip_case "$f.$t" "Samba itself fails it: $s (rdaxd: $r); no bar"
-		elif [ "$r" = success ]; then
-			if [ -n "$need" ]; then
-				not_ok "$f.$t: passes against rdaxd but NEEDS lists it ($need): delete its line"
-			else
-				ok "$f.$t: passes, as against Samba"
-			fi
-		elif [ -n "$need" ]; then
-			skip_case "$f.$t" "$(needs_why "$need")"
-		else
-			not_ok "$f.$t: Samba passes it, rdaxd: $r"
-			sed -n "/^test: $t\$/,/^\(success\|failure\|error\|skip\): $t/p" \
-				"$T/rdaxd.$f.out" | grep -v '^time:' | tail -n 6 | sed 's/^/    | /'
-		fi
-	done
-done
-echo "Samba does not pass:${samba_fails:- none}"
+. "$top/tools/lib/torture.sh"
+torture_families "$SMBD_PORT" "root%$SPW" "$PORT" "torture%torture pw" $FAMILIES
+torture_summary
 check "rdaxd survived" kill -0 "$RDAXD_PID"
 rdaxd_idle "$T/srv.log" && ok "rdaxd holds no connection, session or open afterwards" ||
 	not_ok "state left in rdaxd after the torture"

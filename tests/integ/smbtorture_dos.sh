@@ -61,7 +61,6 @@ smb2.timestamps.delayed-write-vs-setbasic write-time
 smb2.timestamps.delayed-2write write-time
 smb2.winattr acl
 "
-needs() { echo "$NEEDS" | awk -v t="$1" '$1 == t { print $2 }'; }
 needs_why() {
 	case $1 in
 	acl) echo "needs security descriptors (QUERY_INFO/SET_INFO SMB2_0_INFO_SECURITY); rdaxd answers STATUS_NOT_SUPPORTED" ;;
@@ -103,40 +102,10 @@ cat >"$T/smb.conf" <<CONF
 CONF
 start_rdaxd srv --config "$T/smb.conf"
 
-# run SERVER PORT USER%PW TEST: success, failure, error or skip
-run() {
-	timeout 120 smbtorture -s /dev/null //127.0.0.1/tort -p "$2" -U "$3" "$4" \
-		>"$T/$1.$4.out" 2>&1
-	r=$(sed -n 's/^\(success\|failure\|error\|skip\): .*/\1/p' "$T/$1.$4.out" | head -n 1)
-	echo "${r:-error}"
-}
-
-samba_fails=""
-for t in $TESTS $TESTS_NOACL; do
-	case " $TESTS_NOACL " in
-	*" $t "*) s=$(run smbd "$SPORT2" "root%$SPW2" "$t") ;;
-	*) s=$(run smbd "$SPORT" "root%$SPW" "$t") ;;
-	esac
-	r=$(run rdaxd "$PORT" "torture%torture pw" "$t")
-	need=$(needs "$t")
-	if [ "$s" != success ]; then
-		samba_fails="$samba_fails $t($s)"
-		skip_case "$t" "Samba itself fails it: $s (rdaxd: $r); no bar"
-	elif [ "$r" = success ]; then
-		if [ -n "$need" ]; then
-			not_ok "$t: passes against rdaxd but NEEDS lists it ($need): delete its line"
-		else
-			ok "$t: passes, as against Samba"
-		fi
-	elif [ -n "$need" ]; then
-		skip_case "$t" "$(needs_why "$need")"
-	else
-		not_ok "$t: Samba passes it, rdaxd: $r"
-		grep -E "failure|error|Expected|Failed|assert|\.c:[0-9]+" "$T/rdaxd.$t.out" |
-			head -n 5 | sed 's/^/    | /'
-	fi
-done
-echo "Samba does not pass:${samba_fails:- none}"
+. "$top/tools/lib/torture.sh"
+torture_tests "$SPORT" "root%$SPW" "$PORT" "torture%torture pw" $TESTS
+torture_tests "$SPORT2" "root%$SPW2" "$PORT" "torture%torture pw" $TESTS_NOACL
+torture_summary
 check "rdaxd survived" kill -0 "$RDAXD_PID"
 check "SIGTERM stops rdaxd cleanly" stop_rdaxd
 finish

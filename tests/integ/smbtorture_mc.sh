@@ -42,7 +42,6 @@ smb2.replay.channel-sequence"
 # lands, delete its lines (and its entry in needs_why).
 NEEDS="
 "
-needs() { echo "$NEEDS" | awk -v t="$1" '$1 == t { print $2 }'; }
 needs_why() {
 	case $1 in
 	batch-oplock) echo "needs batch oplocks: it opens its file with SMB2_OPLOCK_LEVEL_BATCH before binding and checks the grant; rdaxd grants no oplocks yet" ;;
@@ -71,37 +70,9 @@ cat >"$T/smb.conf" <<CONF
 CONF
 start_rdaxd srv --config "$T/smb.conf"
 
-# run SERVER PORT USER%PW TEST: success, failure, error or skip
-run() {
-	timeout 120 smbtorture -s /dev/null //127.0.0.1/tort -p "$2" -U "$3" "$4" \
-		>"$T/$1.$4.out" 2>&1
-	r=$(sed -n 's/^\(success\|failure\|error\|skip\): .*/\1/p' "$T/$1.$4.out" | head -n 1)
-	echo "${r:-error}"
-}
-
-samba_fails=""
-for t in $TESTS; do
-	s=$(run smbd "$SMBD_PORT" "root%$SPW" "$t")
-	r=$(run rdaxd "$PORT" "torture%torture pw" "$t")
-	need=$(needs "$t")
-	if [ "$s" != success ]; then
-		samba_fails="$samba_fails $t($s)"
-		skip_case "$t" "Samba itself fails it: $s (rdaxd: $r); no bar"
-	elif [ "$r" = success ]; then
-		if [ -n "$need" ]; then
-			not_ok "$t: passes against rdaxd but NEEDS lists it ($need): delete its line"
-		else
-			ok "$t: passes, as against Samba"
-		fi
-	elif [ -n "$need" ]; then
-		skip_case "$t" "$(needs_why "$need")"
-	else
-		not_ok "$t: Samba passes it, rdaxd: $r"
-		grep -E "failure|error|Expected|Failed|assert" "$T/rdaxd.$t.out" | head -n 5 |
-			sed 's/^/    | /'
-	fi
-done
-echo "Samba does not pass:${samba_fails:- none}"
+. "$top/tools/lib/torture.sh"
+torture_tests "$SMBD_PORT" "root%$SPW" "$PORT" "torture%torture pw" $TESTS
+torture_summary
 check "rdaxd survived" kill -0 "$RDAXD_PID"
 check "SIGTERM stops rdaxd cleanly" stop_rdaxd
 finish

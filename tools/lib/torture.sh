@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: MIT
+# Calibrated smbtorture runs (sourced by tests/integ/smbtorture_*.sh after
+# lib.sh): the same test against Samba smbd and rdaxd, judged by one rule.
+#
+#  - Samba passes it: rdaxd must pass (ok), or fail (not ok);
+#  - Samba fails or skips it: no bar, a counted skip giving both results;
+#  - the caller's NEEDS table ("TEST FEATURE" lines) names a feature rdaxd
+#    lacks: its failure is a skip naming the feature (needs_why FEATURE,
+#    the caller's, may explain it); a listed test that passes fails, so
+#    the line is deleted when the feature lands.
+#
+# Outputs go to $T/SERVER.TEST.out (one test) or $T/SERVER.FAMILY.out.
+# TORTURE_SHARE (default tort) is the share both servers export.
+
+NEEDS=${NEEDS:-}
+torture_samba_fails=""
+
+torture_needs() {
+	echo "$NEEDS" | awk -v t="$1" '$1 == t { print $2 }'
+}
+
+# needs_why FEATURE: the reason a skip gives (callers may override)
+if ! command -v needs_why >/dev/null 2>&1; then
+	needs_why() { echo "needs $1"; }
+fi
+
+# torture_one SERVER PORT USER%PW TEST: prints success, failure, error or skip
+torture_one() {
+	timeout "${TORTURE_TIMEOUT:-120}" smbtorture -s /dev/null \
+		"//127.0.0.1/${TORTURE_SHARE:-tort}" -p "$2" -U "$3" "$4" \
+		>"$T/$1.$4.out" 2>&1
+	_r=$(sed -n 's/^\(success\|failure\|error\|skip\): .*/\1/p' "$T/$1.$4.out" | head -n 1)
+	echo "${_r:-error}"
+}
+
+# torture_family SERVER PORT USER%PW FAMILY: the family's output kept
+torture_family() {
+	timeout "${TORTURE_FAMILY_TIMEOUT:-1200}" smbtorture -s /dev/null \
+		"//127.0.0.1/${TORTURE_SHARE:-tort}" -p "$2" -U "$3" "$4" \
+		>"$T/$1.$4.out" 2>&1
+}
+
+# torture_result SERVER FAMILY TEST: one test's result in a family's output
+torture_result() {
+	_r=$(sed -n "s/^\(success\|failure\|error\|skip\): $3\( \[\)\{0,1\}\$/\1/p" \
+		"$T/$1.$2.out" | head -n 1)
+	echo "${_r:-missing}"
+}
+
+# torture_judge NAME SAMBA RDAXD OUT [TEST]: the verdict for one test; OUT
+# is rdaxd's output, TEST the name inside a family's output (its lines
+# are shown on a failure)
+torture_judge() {
+	_t=$1 _s=$2 _r=$3 _out=$4 _in=${5:-}
+	_need=$(torture_needs "$_t")
+	if [ "$_s" != success ]; then
+		torture_samba_fails="$torture_samba_fails $_t($_s)"
+		skip_case "$_t" "Samba itself fails it: $_s (rdaxd: $_r); no bar"
+	elif [ "$_r" = success ]; then
+		if [ -n "$_need" ]; then
+			not_ok "$_t: passes against rdaxd but NEEDS lists it ($_need): delete its line"
+		else
+			ok "$_t: passes, as against Samba"
+		fi
+	elif [ -n "$_need" ]; then
+		skip_case "$_t" "$(needs_why "$_need")"
+	else
+		not_ok "$_t: Samba passes it, rdaxd: $_r"
+		if [ -n "$_in" ]; then
+			sed -n "/^test: $_in\$/,/^\(success\|failure\|error\|skip\): $_in/p" "$_out" |
+				grep -v '^time:' | tail -n 6 | sed 's/^/    | /'
+		else
+			grep -E "failure|error|Expected|Failed|assert|\.c:[0-9]+" "$_out" |
+				head -n 5 | sed 's/^/    | /'
+		fi
+	fi
+}
+
+# torture_tests SPORT SCRED RPORT RCRED TEST...: one test at a time
+torture_tests() {
+	_sp=$1 _sc=$2 _rp=$3 _rc=$4
+	shift 4
+	for _tt in "$@"; do
+		_ts=$(torture_one smbd "$_sp" "$_sc" "$_tt")
+		_tr=$(torture_one rdaxd "$_rp" "$_rc" "$_tt")
+		torture_judge "$_tt" "$_ts" "$_tr" "$T/rdaxd.$_tt.out"
+	done
+}
+
+# torture_families SPORT SCRED RPORT RCRED FAMILY...: whole families, the
+# two servers at once (most families wait on timeouts), then every test
+# either output names is judged
+torture_families() {
+	_sp=$1 _sc=$2 _rp=$3 _rc=$4
+	shift 4
+	for _f in "$@"; do
+		_t0=$(date +%s)
+		(torture_family smbd "$_sp" "$_sc" "$_f"
+		 echo $(($(date +%s) - _t0)) >"$T/smbd.$_f.secs") &
+		_bg=$!
+		torture_family rdaxd "$_rp" "$_rc" "$_f"
+		_t1=$(date +%s)
+		wait $_bg
+		echo "$_f: Samba $(cat "$T/smbd.$_f.secs") s, rdaxd $((_t1 - _t0)) s (at once)"
+		_tests=$(sed -n 's/^test: \(.*\)$/\1/p' "$T/smbd.$_f.out" "$T/rdaxd.$_f.out" | sort -u)
+		if [ -z "$_tests" ]; then
+			not_ok "$_f: smbtorture ran no test"
+			continue
+		fi
+		for _tt in $_tests; do
+			torture_judge "$_f.$_tt" "$(torture_result smbd "$_f" "$_tt")" \
+				"$(torture_result rdaxd "$_f" "$_tt")" "$T/rdaxd.$_f.out" "$_tt"
+		done
+	done
+}
+
+# torture_summary: what Samba itself does not pass (for the notes)
+torture_summary() {
+	echo "Samba does not pass:${torture_samba_fails:- none}"
+}
