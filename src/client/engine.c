@@ -525,6 +525,12 @@ static int send_queued(struct rdax_conn *c)
 		if (!chan) {
 			if (waiting)
 				break;		/* responses bring credits */
+			if (!ch->pin && !cli_chans_alive(c) && !c->reconnecting &&
+			    cli_recon_wanted(c)) {
+				/* no channel left: it waits for the next session */
+				c->need_recon = true;
+				break;
+			}
 			list_del(&ch->link);
 			chain_finish(c, ch, ch->pin ?
 				     cli_err(c, -ENOTCONN, "its channel to %s is gone",
@@ -570,8 +576,10 @@ static int send_queued(struct rdax_conn *c)
 
 int cli_check_credits(struct rdax_conn *c, uint32_t need)
 {
+	/* a session set up again brings credits, as responses do */
 	bool outstanding = c->ninflight || !list_empty(&c->sendq) ||
-			   !list_empty(&c->delayq);
+			   !list_empty(&c->delayq) || c->need_recon || c->reconnecting ||
+			   (!cli_chans_alive(c) && cli_recon_wanted(c));
 	struct cli_credits best = { .held = cli_credits_best(c) };
 
 	/* a dead connection is that, not a shortage of credits */

@@ -222,6 +222,9 @@ void cli_reconnect(struct rdax_conn *c)
 	for (;;) {
 		tries++;
 		ret = recon_once(c, prev, &back, &lost);
+		/* the new connection may have dropped right after the last step */
+		if (!ret && !cli_chans_alive(c))
+			ret = cli_err(c, -ECONNRESET, "connection to %s lost again", c->host);
 		if (!ret || cli_now_ms() + pause >= until)
 			break;
 		pause_ms(pause);
