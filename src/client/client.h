@@ -263,6 +263,7 @@ struct rdax_file {
 	struct list_head tlink;		/* t->files; tlink.next NULL: not listed */
 	struct cli_lease *lease;	/* its lease, or NULL */
 	bool durable;			/* the server keeps it across a reconnect */
+	bool persistent;		/* ... and across its own restart (CA share) */
 	uint8_t create_guid[16];
 	uint32_t access, options;	/* as opened: a reconnect opens it so again */
 	struct smb2_fid old_fid;	/* its id before a reconnect */
@@ -484,7 +485,8 @@ void cli_ctx_lease(struct cli_ctx *x, struct rdax_tree *t, const struct cli_leas
 /* DH2Q with CreateGuid guid (SMB 3) */
 void cli_ctx_durable(struct cli_ctx *x, struct rdax_tree *t, const uint8_t *guid);
 /* DH2C: the open fid with CreateGuid guid, again */
-void cli_ctx_reconnect(struct cli_ctx *x, const struct smb2_fid *fid, const uint8_t *guid);
+void cli_ctx_reconnect(struct cli_ctx *x, const struct smb2_fid *fid, const uint8_t *guid,
+		       bool persistent);
 /* What a CREATE response's contexts granted. */
 struct cli_grant {
 	bool lease;			/* a lease context came back */
@@ -492,6 +494,7 @@ struct cli_grant {
 	uint16_t epoch;
 	uint32_t flags;
 	bool durable;			/* a DH2Q response came back */
+	bool persistent;		/* ... and it made the handle persistent */
 };
 
 int cli_grant_parse(struct rdax_conn *c, const struct smb2_create_rsp *rsp,

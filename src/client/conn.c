@@ -892,6 +892,8 @@ void cli_negotiate_req(const struct rdax_conn *c, struct smb2_negotiate_req *r)
 		r->capabilities |= SMB2_GLOBAL_CAP_MULTI_CHANNEL;
 	if (c->cfg.leases)
 		r->capabilities |= SMB2_GLOBAL_CAP_LEASING | SMB2_GLOBAL_CAP_DIRECTORY_LEASING;
+	if (c->cfg.durable)
+		r->capabilities |= SMB2_GLOBAL_CAP_PERSISTENT_HANDLES;
 	memcpy(r->client_guid, c->client_guid, 16);
 	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (all[i] >= c->cfg.min_dialect && all[i] <= c->cfg.max_dialect)

@@ -627,6 +627,7 @@ int rdax_open(struct rdax_tree *t, const char *path, int flags,
 	snprintf(f->path, sizeof(f->path), "%s", path);
 	f->lease = l;
 	f->durable = durable && g.durable;
+	f->persistent = f->durable && g.persistent;
 	memcpy(f->create_guid, guid, sizeof(guid));
 	f->access = a.access;
 	f->options = a.options;

@@ -366,13 +366,21 @@ void cli_ctx_durable(struct cli_ctx *x, struct rdax_tree *t, const uint8_t *guid
 	struct smb2_durable_v2 d = { .timeout = durable_timeout(t->c) };
 	uint8_t b[36];
 
+	/* on a continuously available share the handle outlives a restart */
+	if (t->caps & SMB2_SHARE_CAP_CONTINUOUS_AVAILABILITY &&
+	    t->c->server_caps & SMB2_GLOBAL_CAP_PERSISTENT_HANDLES)
+		d.flags = SMB2_DHANDLE_FLAG_PERSISTENT;
 	memcpy(d.create_guid, guid, 16);
 	ctx_add(x, SMB2_CTX_DH2Q, b, (uint32_t)smb2_dh2q_encode(b, &d));
 }
 
-void cli_ctx_reconnect(struct cli_ctx *x, const struct smb2_fid *fid, const uint8_t *guid)
+void cli_ctx_reconnect(struct cli_ctx *x, const struct smb2_fid *fid, const uint8_t *guid,
+		       bool persistent)
 {
 	struct smb2_durable_v2 d = { .fid = *fid };
+
+	if (persistent)
+		d.flags = SMB2_DHANDLE_FLAG_PERSISTENT;
 	uint8_t b[36];
 
 	memcpy(d.create_guid, guid, 16);
@@ -411,6 +419,7 @@ int cli_grant_parse(struct rdax_conn *c, const struct smb2_create_rsp *rsp,
 				return cli_err(c, -EPROTO, "malformed DH2Q response from %s",
 					       c->host);
 			g->durable = true;
+			g->persistent = flags & SMB2_DHANDLE_FLAG_PERSISTENT;
 		}
 	}
 	/* a lease is granted by the oplock level too */

@@ -53,7 +53,7 @@ static int reopen(struct rdax_tree *t, struct rdax_file *f)
 		cli_ctx_lease(&x, t, f->lease, SMB2_LEASE_READ | SMB2_LEASE_HANDLE);
 		a.oplock = SMB2_OPLOCK_LEVEL_LEASE;
 	}
-	cli_ctx_reconnect(&x, &f->fid, f->create_guid);
+	cli_ctx_reconnect(&x, &f->fid, f->create_guid, f->persistent);
 	a.ctx = x.buf;
 	a.ctx_len = (uint32_t)x.len;
 	cli_chain_init(c, &ch);

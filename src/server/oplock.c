@@ -266,6 +266,44 @@ static bool same_lease(const struct srv_open *e, const uint8_t *guid,
 	       !memcmp(e->lease->key, lc->key, 16);
 }
 
+/*
+ * The lease of (guid, key) on f, made if there is none (*made set; the
+ * caller fills in its state); -EINVAL when that key is on another file.
+ */
+static int lease_get_locked(struct srv *srv, struct srv_file *f, const uint8_t *guid,
+			    const uint8_t *key, struct srv_lease **out, bool *made)
+{
+	struct srv_lease *l = lease_find_locked(srv, guid, key);
+
+	*made = false;
+	if (l) {
+		*out = l;
+		return l->file == f ? 0 : -EINVAL;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->file = f;
+	memcpy(l->client_guid, guid, 16);
+	memcpy(l->key, key, 16);
+	list_init(&l->opens);
+	list_add_tail(&l->tab_link, &srv->lease_tab[lease_hash(guid, key)]);
+	list_add_tail(&l->file_link, &f->leases);
+	if (f->is_dir)
+		atomic_fetch_add(&srv->ndir_leases, 1);
+	atomic_fetch_add(&srv->cst.nleases, 1);
+	*made = true;
+	*out = l;
+	return 0;
+}
+
+static void lease_join(struct srv_open *o, struct srv_lease *l)
+{
+	o->lease = l;
+	list_add_tail(&o->lease_link, &l->opens);
+	l->nopens++;
+}
+
 /* The lease open o joins (file lock held): found on f, or new. */
 static int lease_attach(struct srv *srv, struct srv_file *f, struct srv_open *o,
 			const struct smb2_lease_ctx *lc, uint32_t granted)
@@ -273,25 +311,16 @@ static int lease_attach(struct srv *srv, struct srv_file *f, struct srv_open *o,
 	/* a directory lease is never asked W of */
 	uint32_t asked = f->is_dir ? lc->state & (R | H) : lc->state;
 	struct srv_lease *l;
+	bool made;
+	int ret;
 
 	pthread_mutex_lock(&srv->lease_lock);
-	l = lease_find_locked(srv, o->client_guid, lc->key);
-	if (l && l->file != f) {
+	ret = lease_get_locked(srv, f, o->client_guid, lc->key, &l, &made);
+	if (ret) {
 		pthread_mutex_unlock(&srv->lease_lock);
-		return -EINVAL;
+		return ret;
 	}
-	if (!l) {
-		l = calloc(1, sizeof(*l));
-		if (!l) {
-			pthread_mutex_unlock(&srv->lease_lock);
-			return -ENOMEM;
-		}
-		l->file = f;
-		memcpy(l->client_guid, o->client_guid, 16);
-		memcpy(l->key, lc->key, 16);
-		list_init(&l->opens);
-		list_add_tail(&l->tab_link, &srv->lease_tab[lease_hash(l->client_guid, l->key)]);
-		list_add_tail(&l->file_link, &f->leases);
+	if (made) {
 		l->version = lc->version;
 		l->epoch = lc->version == 2 ? lc->epoch : 0;
 		if (lc->version == 2 && lc->flags & SMB2_LEASE_FLAG_PARENT_LEASE_KEY_SET) {
@@ -300,10 +329,7 @@ static int lease_attach(struct srv *srv, struct srv_file *f, struct srv_open *o,
 		}
 		lease_set(l, granted);
 		l->epoch++;
-		if (f->is_dir)
-			atomic_fetch_add(&srv->ndir_leases, 1);
 		atomic_fetch_add(&srv->cst.leases, 1);
-		atomic_fetch_add(&srv->cst.nleases, 1);
 	} else if ((l->state & asked) == l->state && granted != l->state &&
 		   granted == asked && !l->breaking) {
 		/* a strict upgrade nothing else prevents */
@@ -311,9 +337,7 @@ static int lease_attach(struct srv *srv, struct srv_file *f, struct srv_open *o,
 		l->epoch++;
 	}
 	pthread_mutex_unlock(&srv->lease_lock);
-	o->lease = l;
-	list_add_tail(&o->lease_link, &l->opens);
-	l->nopens++;
+	lease_join(o, l);
 	return 0;
 }
 
@@ -647,6 +671,8 @@ int srv_oplock_restore_locked(struct srv *srv, struct srv_open *o, const struct 
 {
 	struct srv_file *f = o->file;
 	struct srv_lease *l;
+	bool made;
+	int ret;
 
 	if (!r->has_lease) {
 		rcache_adjust(f, 0, r->oplock);
@@ -654,37 +680,21 @@ int srv_oplock_restore_locked(struct srv *srv, struct srv_open *o, const struct 
 		return 0;
 	}
 	pthread_mutex_lock(&srv->lease_lock);
-	l = lease_find_locked(srv, r->client_guid, r->lease_key);
-	if (l && l->file != f) {
+	ret = lease_get_locked(srv, f, r->client_guid, r->lease_key, &l, &made);
+	if (ret) {
 		pthread_mutex_unlock(&srv->lease_lock);
-		return -EINVAL;
+		return ret;
 	}
-	if (!l) {
-		l = calloc(1, sizeof(*l));
-		if (!l) {
-			pthread_mutex_unlock(&srv->lease_lock);
-			return -ENOMEM;
-		}
-		l->file = f;
-		memcpy(l->client_guid, r->client_guid, 16);
-		memcpy(l->key, r->lease_key, 16);
+	if (made) {
 		memcpy(l->parent_key, r->parent_key, 16);
 		l->has_parent = r->has_parent;
 		l->version = r->lease_version;
 		l->epoch = r->lease_epoch;
-		list_init(&l->opens);
-		list_add_tail(&l->tab_link, &srv->lease_tab[lease_hash(l->client_guid, l->key)]);
-		list_add_tail(&l->file_link, &f->leases);
 		rcache_adjust(f, 0, r->lease_state);
 		l->state = r->lease_state;
-		if (f->is_dir)
-			atomic_fetch_add(&srv->ndir_leases, 1);
-		atomic_fetch_add(&srv->cst.nleases, 1);
 	}
 	pthread_mutex_unlock(&srv->lease_lock);
-	o->lease = l;
-	list_add_tail(&o->lease_link, &l->opens);
-	l->nopens++;
+	lease_join(o, l);
 	return 0;
 }
 

@@ -14,6 +14,8 @@ BIN=$B/tests/caching
 [ -x "$BIN" ] || die "$BIN not built (make tests)"
 
 make_user "$T/passdb" alice 'ca pw alice'
+E=$B/fio-rdax.so
+need fio
 export CACHE_USER=alice CACHE_PW='ca pw alice' CACHE_USER2=alice CACHE_PW2='ca pw alice'
 
 for store in posix dax; do
@@ -63,6 +65,35 @@ CONF
 	grep -q "durable open of ca.txt reconnected" "$T/$store-2.log" &&
 		ok "$store: ... and that the client reconnected it" ||
 		not_ok "$store: no log line for the reconnect"
+
+	# librdax holds its handles across the restart: the fio engine writes
+	# and verifies a file while rdaxd is killed and started again
+	if [ -f "$E" ]; then
+		n0=$(grep -c "persistent open restored" "$T/$store-2.log")
+		(cd "$T" && fio --name=ca-$store \
+			--ioengine=external:"$E" --hostname=127.0.0.1 --port="$port" \
+			--share=ca --user=alice --password_file="$T/alice.pw" \
+			--filename=fio-$store.dat --rw=write --bs=64k --size=12m --rate=2m \
+			--iodepth=4 --verify=crc32c --verify_state_save=0 --do_verify=1) \
+			>"$T/fio-$store.out" 2>&1 &
+		fpid=$!
+		sleep 3
+		kill -9 "$RDAXD_PID"
+		wait "$RDAXD_PID" 2>/dev/null
+		RDAXD_PORT=$port start_rdaxd "$store-3" -v --config "$T/$store.conf"
+		wait $fpid
+		rc=$?
+		grep -E "fio-rdax|err=|verify" "$T/fio-$store.out" | sed 's/^/    /'
+		[ $rc = 0 ] && ok "$store: fio through librdax writes and verifies across kill -9" ||
+			not_ok "$store: fio through librdax across kill -9 (exit $rc)"
+		check_output "$store: ... its handle came back persistent, none lost" \
+			"fio-rdax: reconnects [1-9][0-9]*: [1-9][0-9]* durable handles? back, 0 lost" \
+			cat "$T/fio-$store.out"
+		check_output "$store: ... from the restarted rdaxd's journal" \
+			"persistent open restored from the journal" cat "$T/$store-3.log"
+	else
+		skip_case "$store: librdax across kill -9" "$E not built (no fio source)"
+	fi
 	stop_rdaxd && ok "$store: SIGTERM stops rdaxd cleanly" || not_ok "$store: rdaxd exit status"
 done
 
