@@ -550,6 +550,7 @@ void cli_reconnect(struct rdax_conn *c);
 int cli_session_start(struct rdax_conn *c, uint64_t prev_session_id);
 /* a TCP connection to the server as channel 0 (conn.c) */
 int cli_tcp_connect(struct rdax_conn *c);
+int cli_rdma_connect(struct rdax_conn *c);
 /* sockets that fail within seconds on a dead link */
 bool cli_fail_fast(const struct rdax_conn *c);
 /* every channel failed and was reaped: free their slots for new ones */

@@ -605,7 +605,7 @@ int cli_rdma_adopt(struct rdax_conn *c, struct cli_chan *chan)
 	return 0;
 }
 
-static int cli_rdma_connect(struct rdax_conn *c)
+int cli_rdma_connect(struct rdax_conn *c)
 {
 	struct xprt *x;
 	int ret;

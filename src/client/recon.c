@@ -28,7 +28,7 @@
 bool cli_recon_wanted(const struct rdax_conn *c)
 {
 	return c->cfg.durable && c->established && !c->closing && c->session_id &&
-	       c->cfg.transport == RDAX_TRANSPORT_TCP && c->dialect >= SMB2_DIALECT_300;
+	       c->dialect >= SMB2_DIALECT_300;
 }
 
 #define list_each_file(c, t, f, tp, fp)                                     \
@@ -93,7 +93,9 @@ static int recon_once(struct rdax_conn *c, uint64_t prev, unsigned int *back,
 	c->have_key = false;
 	c->signing = false;
 	c->encrypt = false;
-	ret = cli_tcp_connect(c);
+	/* the transport it was opened with; the registrations stay in their PD */
+	ret = c->cfg.transport == RDAX_TRANSPORT_RDMA ? cli_rdma_connect(c) :
+							 cli_tcp_connect(c);
 	if (!ret)
 		ret = cli_session_start(c, prev);
 	if (ret)

@@ -77,7 +77,13 @@ CONF
 			--iodepth=4 --verify=crc32c --verify_state_save=0 --do_verify=1) \
 			>"$T/fio-$store.out" 2>&1 &
 		fpid=$!
-		sleep 3
+		# until fio has written 1 MiB through its handle
+		i=0
+		while kill -0 $fpid 2>/dev/null && [ $i -lt 300 ] &&
+		      [ "$(stat -c %s "$T/$store/fio-$store.dat" 2>/dev/null || echo 0)" -lt 1048576 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
 		kill -9 "$RDAXD_PID"
 		wait "$RDAXD_PID" 2>/dev/null
 		RDAXD_PORT=$port start_rdaxd "$store-3" -v --config "$T/$store.conf"
