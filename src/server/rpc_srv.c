@@ -56,6 +56,7 @@ struct srv_pipe {
 	size_t in_len;
 	/* the request being reassembled */
 	bool in_req;
+	bool skipping;			/* the rest of a call that faulted */
 	uint32_t call_id;
 	uint16_t opnum;
 	uint8_t *req;
@@ -452,10 +453,25 @@ static void req_reset(struct srv_pipe *p)
 	p->in_req = false;
 }
 
+/* Fault a call whose reassembly failed; its later fragments are dropped. */
+static void req_fail(struct srv_pipe *p, const struct dcerpc_hdr *h, uint32_t status)
+{
+	req_reset(p);
+	p->skipping = !(h->flags & DCERPC_PFC_LAST_FRAG);
+	p->call_id = h->call_id;
+	fault(p, h->call_id, status);
+}
+
 static void do_request(struct srv_pipe *p, const uint8_t *pdu, const struct dcerpc_hdr *h)
 {
 	struct dcerpc_request r;
 	uint8_t *b;
+
+	if (p->skipping && !(h->flags & DCERPC_PFC_FIRST_FRAG) && h->call_id == p->call_id) {
+		p->skipping = !(h->flags & DCERPC_PFC_LAST_FRAG);
+		return;
+	}
+	p->skipping = false;
 
 	if (dcerpc_request_decode(pdu, h, &r) || !p->bound) {
 		req_reset(p);
@@ -468,8 +484,7 @@ static void do_request(struct srv_pipe *p, const uint8_t *pdu, const struct dcer
 		p->call_id = h->call_id;
 		p->opnum = r.opnum;
 		if (r.ctx_id != p->ctx_id) {
-			req_reset(p);
-			fault(p, h->call_id, DCERPC_NCA_UNK_IF);
+			req_fail(p, h, DCERPC_NCA_UNK_IF);
 			return;
 		}
 	} else if (!p->in_req || h->call_id != p->call_id) {
@@ -479,15 +494,13 @@ static void do_request(struct srv_pipe *p, const uint8_t *pdu, const struct dcer
 	}
 	/* alloc_hint is only a hint: the buffer grows with what came */
 	if (p->req_len + r.stub_len > RPC_REQ_MAX || ++p->req_frags > RPC_REQ_MAX_FRAGS) {
-		req_reset(p);
-		fault(p, h->call_id, DCERPC_FAULT_NO_MEMORY);
+		req_fail(p, h, DCERPC_FAULT_NO_MEMORY);
 		return;
 	}
 	if (r.stub_len) {
 		b = realloc(p->req, p->req_len + r.stub_len);
 		if (!b) {
-			req_reset(p);
-			fault(p, h->call_id, DCERPC_FAULT_NO_MEMORY);
+			req_fail(p, h, DCERPC_FAULT_NO_MEMORY);
 			return;
 		}
 		p->req = b;
