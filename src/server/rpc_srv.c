@@ -245,6 +245,7 @@ int srv_pipe_open(struct srv *srv, const char *name, struct srv_pipe **out)
 	pthread_mutex_init(&p->lock, NULL);
 	p->srv = srv;
 	p->iface = iface;
+	p->max_xmit = DCERPC_MIN_FRAG;	/* until a BIND says */
 	*out = p;
 	return 0;
 }
