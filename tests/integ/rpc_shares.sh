@@ -77,6 +77,9 @@ for sign in off required; do
 	check_output "rpcclient srvinfo: server string (signing $sign)" \
 		"RDAX +Wk Sv .*rdax test server" rc "$opt" -c srvinfo
 done
+check_output "smbclient -L, encrypted" "data +Disk +the data share" \
+	sc -L //127.0.0.1 --client-protection=encrypt
+check_output "smbclient -L, SMB 2.1" "data +Disk +the data share" sc -L //127.0.0.1 -m SMB2_10
 check_output "rpcclient netshareenum (no special shares)" "netname: extra24" \
 	rc -c "netshareenum 1"
 check "rpcclient netshareenum leaves IPC\$ out" not_listed 'IPC\$' rc -c "netshareenum 1"
