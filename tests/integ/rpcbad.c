@@ -336,6 +336,93 @@ static void requests(void)
 	}
 }
 
+static uint32_t query_standard(const struct smb2_fid *fid, uint8_t *delete_pending)
+{
+	struct smb2_query_info_req q = { 0 };
+	uint8_t b[256];
+	struct wcur w;
+
+	q.info_type = SMB2_0_INFO_FILE;
+	q.info_class = FileStandardInformation;
+	q.output_len = 1024;
+	q.fid = *fid;
+	raw_begin(&w, b, sizeof(b));
+	smb2_query_info_req_encode(&w, &q);
+	if (raw_xchg(&r, SMB2_QUERY_INFO, b, w.off))
+		return STATUS_CONNECTION_DISCONNECTED;
+	/* the 8-byte body, then 24 bytes: sizes, links, DeletePending */
+	if (!r.status && r.rx_len >= SMB2_HDR_SIZE + 8 + 24)
+		*delete_pending = r.rx[SMB2_HDR_SIZE + 8 + 20];
+	return r.status;
+}
+
+/* IOCTL FSCTL_PIPE_TRANSCEIVE with an output limit; rx gets the output. */
+static uint32_t transceive(const struct smb2_fid *fid, const uint8_t *in, size_t n,
+			   uint32_t max_out)
+{
+	struct smb2_ioctl_req q = { 0 };
+	struct smb2_ioctl_rsp rsp;
+	uint8_t b[1024];
+	struct wcur w;
+
+	q.ctl_code = FSCTL_PIPE_TRANSCEIVE;
+	q.fid = *fid;
+	q.input.p = in;
+	q.input.len = (uint32_t)n;
+	q.max_output_response = max_out;
+	q.flags = SMB2_0_IOCTL_IS_FSCTL;
+	raw_begin(&w, b, sizeof(b));
+	smb2_ioctl_req_encode(&w, &q);
+	rx_len = 0;
+	if (raw_xchg(&r, SMB2_IOCTL, b, w.off))
+		return STATUS_CONNECTION_DISCONNECTED;
+	if ((!r.status || r.status == STATUS_BUFFER_OVERFLOW) &&
+	    !smb2_ioctl_rsp_decode(r.rx, r.rx_len, &rsp) && rsp.output.len <= sizeof(rx)) {
+		memcpy(rx, rsp.output.p, rsp.output.len);
+		rx_len = rsp.output.len;
+	}
+	return r.status;
+}
+
+/* What else a pipe handle answers. */
+static void handle(void)
+{
+	uint8_t b[512], stub[512], dp = 0;
+	struct smb2_fid fid;
+	uint32_t st, got, frag;
+	size_t n, sn;
+
+	if (bound_pipe(&fid, 4280)) {
+		BAD("bind srvsvc");
+		return;
+	}
+	expect("QUERY_INFO FileStandardInformation on a pipe", query_standard(&fid, &dp), 0);
+	if (dp == 1)
+		OK("... DeletePending set, as Samba shows a pipe");
+	else
+		BAD("... DeletePending %u", dp);
+	expect("SET_INFO (rename) on a pipe", raw_rename(&r, &fid, "x", false),
+	       STATUS_INVALID_DEVICE_REQUEST);
+	sn = enum_stub(stub, sizeof(stub));
+	n = req_pdu(b, sizeof(b), 2, 3, 15, stub, sn);
+	st = transceive(&fid, b, n, 100);
+	if (st == STATUS_BUFFER_OVERFLOW && rx_len == 100 && rx_ptype() == DCERPC_RESPONSE)
+		OK("TRANSCEIVE with 100 bytes of output: the first 100, STATUS_BUFFER_OVERFLOW");
+	else
+		BAD("short TRANSCEIVE: %s, %zu bytes", raw_sname(st), rx_len);
+	frag = rx_len >= 10 ? get_le16(rx + 8) : 0;
+	st = raw_read(&r, &fid, 0, rx, sizeof(rx), &got);
+	if (!st && frag > 100 && got == frag - 100u)
+		OK("the rest of that fragment by READ (%u bytes)", got);
+	else
+		BAD("READ of the rest: %s, %u bytes of a %u-byte fragment", raw_sname(st), got,
+		    frag);
+	/* the other fragments of the answer, if any */
+	while (!st && raw_read(&r, &fid, 0, rx, sizeof(rx), &got) == 0)
+		;
+	expect("CLOSE of the pipe", raw_close_fid(&r, &fid), 0);
+}
+
 /* Framing errors: the pipe breaks, the next pipe works. */
 static void broken(void)
 {
@@ -396,6 +483,7 @@ int main(int argc, char **argv)
 	}
 	binds();
 	requests();
+	handle();
 	broken();
 	raw_close(&r);
 	if (nfail)
