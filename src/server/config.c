@@ -44,6 +44,7 @@ int srv_config_init(struct srv_config *cfg)
 	strcpy(cfg->state_dir, "/var/lib/rdax");
 	strcpy(cfg->netbios_name, "RDAX");
 	strcpy(cfg->workgroup, "WORKGROUP");
+	strcpy(cfg->server_string, "rdax " RDAX_VERSION);
 	return 0;
 }
 
@@ -81,6 +82,7 @@ int srv_config_add_share(struct srv_config *cfg, const char *name,
 	if (path)
 		snprintf(sh->path, sizeof(sh->path), "%s", path);
 	sh->root.fd = -1;
+	sh->browseable = true;
 	sh->force_gid = (gid_t)-1;
 	memset(&sh->dos, -1, sizeof(sh->dos));
 	for (i = 0; i < SRV_FILE_SHARDS; i++) {
@@ -439,6 +441,10 @@ static int global_param(struct ini_state *st, const char *name, const char *v)
 		snprintf(cfg->netbios_name, sizeof(cfg->netbios_name), "%s", v);
 		return 0;
 	}
+	if (!strcasecmp(name, "server string")) {
+		snprintf(cfg->server_string, sizeof(cfg->server_string), "%s", v);
+		return 0;
+	}
 	if (!strcasecmp(name, "workgroup")) {
 		snprintf(cfg->workgroup, sizeof(cfg->workgroup), "%s", v);
 		return 0;
@@ -621,8 +627,13 @@ static int share_param(struct ini_state *st, const char *name, const char *v)
 		return 0;
 	}
 	if (!strcasecmp(name, "browseable") || !strcasecmp(name, "browsable") ||
-	    !strcasecmp(name, "available"))
-		return parse_bool(v, &b);
+	    !strcasecmp(name, "available")) {
+		if (parse_bool(v, &b))
+			return -EINVAL;
+		if (tolower((unsigned char)name[0]) == 'b')
+			sh->browseable = b;
+		return 0;
+	}
 	return -ENOENT;
 }
 
@@ -798,6 +809,9 @@ int srv_config_finish(struct srv_config *cfg)
 		ipc->ipc = true;
 		ipc->read_only = true;
 		ipc->guest_ok = true;
+		/* Samba's remark for it */
+		snprintf(ipc->comment, sizeof(ipc->comment), "IPC Service (%.100s)",
+			 cfg->server_string);
 	}
 	if (!cfg->nlisten)
 		srv_config_parse_listen(cfg, "tcp://0.0.0.0:445");

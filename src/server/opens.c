@@ -56,6 +56,7 @@ void srv_open_put(struct srv_open *o)
 		close(o->fd);
 	if (o->file)
 		srv_file_put(o->file);
+	srv_pipe_free(o->pipe);
 	srv_ident_put(&o->ident);
 	free(o->pattern);
 	free(o->pending_name);
@@ -313,6 +314,13 @@ int srv_req_hold(struct srv_req *req, struct srv_open *o)
 	return 0;
 }
 
+/* What a named pipe's handle may be used for. */
+static bool pipe_cmd(uint16_t cmd)
+{
+	return cmd == SMB2_READ || cmd == SMB2_WRITE || cmd == SMB2_CLOSE ||
+	       cmd == SMB2_IOCTL || cmd == SMB2_QUERY_INFO || cmd == SMB2_FLUSH;
+}
+
 int srv_req_open(struct srv_req *req, const struct smb2_fid *fid,
 		 struct srv_open **out)
 {
@@ -337,6 +345,10 @@ int srv_req_open(struct srv_req *req, const struct smb2_fid *fid,
 	if (o->tree_id != req->tree->id) {
 		srv_open_put(o);
 		return -E_SMB_FILE_CLOSED;
+	}
+	if (o->pipe && !pipe_cmd(req->hdr.command)) {
+		srv_open_put(o);
+		return -E_SMB_INVALID_DEVICE_REQUEST;
 	}
 	ret = srv_req_hold(req, o);
 	if (ret)

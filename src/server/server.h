@@ -93,6 +93,7 @@ struct srv_share {
 	char name[81];
 	char path[4096];
 	char comment[128];
+	bool browseable;		/* listed by NetShareEnumAll */
 	bool read_only;
 	bool guest_ok;
 	bool guest_ok_set;		/* given in its section */
@@ -174,6 +175,7 @@ struct srv_config {
 	int numa_node;			/* >= 0, or SRV_NUMA_AUTO / SRV_NUMA_OFF */
 	char netbios_name[16];
 	char workgroup[16];
+	char server_string[128];	/* "server string": the server's comment */
 	int log_level;
 };
 
@@ -187,6 +189,16 @@ int srv_config_parse_listen(struct srv_config *cfg, const char *url);
 int srv_config_finish(struct srv_config *cfg);
 void srv_config_free(struct srv_config *cfg);
 struct srv_share *srv_share_find(const struct srv_config *cfg, const char *name);
+
+/* rpc_srv.c: named pipes on IPC$ (srvsvc, wkssvc) */
+struct srv;
+struct srv_pipe;
+/* -E_SMB_OBJECT_NAME_NOT_FOUND for a pipe we do not serve */
+int srv_pipe_open(struct srv *srv, const char *name, struct srv_pipe **out);
+void srv_pipe_free(struct srv_pipe *p);
+int srv_pipe_write(struct srv_pipe *p, const uint8_t *data, size_t len);
+/* One fragment's bytes; -E_SMB_BUFFER_OVERFLOW: more of it remains (n set). */
+int srv_pipe_read(struct srv_pipe *p, uint8_t *dst, size_t cap, size_t *n);
 bool srv_config_has_ca(const struct srv_config *cfg);
 
 struct srv;
@@ -271,6 +283,7 @@ struct srv_open {
 	struct srv_file *file;
 	struct srv_ident *ident;	/* who opened it */
 	int fd;
+	struct srv_pipe *pipe;		/* a named pipe on IPC$ (rpc_srv.c) */
 	bool is_dir;
 	bool path_only;			/* O_PATH: attributes only */
 	bool delete_on_close;

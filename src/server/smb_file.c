@@ -524,6 +524,54 @@ static int create_alloc_room(struct srv_share *sh, uint64_t alloc)
 	return alloc > (uint64_t)sv.f_bavail * sv.f_frsize ? -ENOSPC : 0;
 }
 
+/* A named pipe on IPC$: an open with a DCE/RPC endpoint behind it. */
+static int create_pipe(struct srv_req *req, const struct smb2_create_req *r)
+{
+	struct smb2_create_rsp rsp = { 0 };
+	struct srv_open *o;
+	char name[256];
+	int ret;
+
+	if (utf16le_to_utf8(r->name.p, r->name.len, name, sizeof(name)) < 0)
+		return -E_SMB_OBJECT_NAME_NOT_FOUND;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	ret = srv_pipe_open(req->conn->srv, name, &o->pipe);
+	if (ret)
+		goto out_free_open;
+	o->fd = -1;
+	o->share = req->tree->share;
+	o->access = r->desired_access;
+	o->share_access = r->share_access;
+	o->jslot = -1;
+	memset(o->lock_seq, 0xFF, sizeof(o->lock_seq));
+	memcpy(o->client_guid, req->conn->client_guid, sizeof(o->client_guid));
+	snprintf(o->owner, sizeof(o->owner), "%s", req->sess->user);
+	ret = srv_open_insert(req->sess, req->tree, o);
+	if (ret)
+		goto out_free_pipe;
+	ret = srv_req_hold(req, srv_open_ref(o));
+	if (ret)
+		return ret;
+	rsp.action = FILE_OPENED;
+	rsp.allocation_size = 4096;	/* as Samba answers for a pipe */
+	rsp.attributes = FILE_ATTRIBUTE_NORMAL;
+	rsp.fid.persistent = o->persistent;
+	rsp.fid.volatile_id = o->volatile_id;
+	req->chain->have_fid = true;
+	req->chain->fid = rsp.fid;
+	if (srv_req_room(req, 96))
+		return -ENOMEM;
+	smb2_create_rsp_encode(&req->w, &rsp);
+	return 0;
+out_free_pipe:
+	srv_pipe_free(o->pipe);
+out_free_open:
+	free(o);
+	return ret;
+}
+
 int smb_create(struct srv_req *req)
 {
 	struct srv_tree *t = req->tree;
@@ -541,7 +589,7 @@ int smb_create(struct srv_req *req)
 	if (ret)
 		return -EINVAL;
 	if (sh->ipc)
-		return -ENOENT;		/* no named pipes */
+		return create_pipe(req, &r);
 	ret = create_ctxs_parse(req, sh, &r, &cx);
 	if (ret)
 		return ret;
@@ -763,7 +811,7 @@ int smb_close(struct srv_req *req)
 	if (ret)
 		return ret;
 	/* not as the user (CLOSE needs no identity): the attributes of its file */
-	if (r.flags & SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB &&
+	if (r.flags & SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB && o->file &&
 	    !srv_file_path(o->file, path, sizeof(path)) &&
 	    !srv_attr_get(o->share, o->fd, NULL, base_name(path), NULL, &a)) {
 		srv_attr_to_info(&a, 0, &fi);
@@ -790,11 +838,14 @@ int smb_flush(struct srv_req *req)
 	ret = srv_req_open(req, &fid, &o);
 	if (ret)
 		return ret;
+	if (o->pipe)
+		goto done;		/* nothing buffered */
 	if (!(o->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)))
 		return -EACCES;
 	ret = srv_fflush(o);
 	if (ret)
 		return ret;
+done:
 	if (srv_req_room(req, 8))
 		return -ENOMEM;
 	smb2_simple_encode(&req->w);
@@ -843,6 +894,30 @@ static int read_from_mapping(struct srv_req *req, struct srv_open *o,
 	return 0;
 }
 
+/* A READ of a named pipe: the next response fragment, or what fits of it. */
+static int pipe_read(struct srv_req *req, struct srv_open *o,
+		     const struct smb2_read_req *r)
+{
+	struct smb2_read_rsp rsp = { 0 };
+	size_t n;
+	int ret;
+
+	if (r->channel != SMB2_CHANNEL_NONE || r->length > SMB2_MAX_IO_SIZE)
+		return -EINVAL;
+	ret = srv_req_room(req, 16 + (size_t)r->length);
+	if (ret)
+		return ret;
+	ret = srv_pipe_read(o->pipe, req->w.p + SMB2_READ_RSP_DATA_OFF, r->length, &n);
+	if (ret && ret != -E_SMB_BUFFER_OVERFLOW)
+		return ret;
+	rsp.data_offset = SMB2_READ_RSP_DATA_OFF;
+	rsp.data_length = (uint32_t)n;
+	smb2_read_rsp_encode(&req->w, &rsp);
+	req->w.off += n;
+	req->keep_body = ret != 0;
+	return ret;
+}
+
 int smb_read(struct srv_req *req)
 {
 	struct smb2_read_rsp rsp = { 0 };
@@ -858,6 +933,8 @@ int smb_read(struct srv_req *req)
 	ret = srv_req_open(req, &r.fid, &o);
 	if (ret)
 		return ret;
+	if (o->pipe)
+		return pipe_read(req, o, &r);
 	if (o->is_dir)
 		return -E_SMB_INVALID_DEVICE_REQUEST;
 	if (!(o->access & (FILE_READ_DATA | FILE_EXECUTE)))
@@ -918,6 +995,16 @@ int smb_write(struct srv_req *req)
 	ret = srv_req_open(req, &r.fid, &o);
 	if (ret)
 		return ret;
+	if (o->pipe) {
+		if (r.channel != SMB2_CHANNEL_NONE || r.length > SMB2_MAX_IO_SIZE)
+			return -EINVAL;
+		ret = srv_pipe_write(o->pipe, r.data.p, r.length);
+		if (ret)
+			return ret;
+		n = (ssize_t)r.length;
+		off = 0;
+		goto done;
+	}
 	if (o->is_dir)
 		return -E_SMB_INVALID_DEVICE_REQUEST;
 	if (!(o->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)))

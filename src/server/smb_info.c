@@ -98,6 +98,23 @@ static bool is_8_3(const char *name)
 	return true;
 }
 
+/* A named pipe: no name, no size; delete pending as Samba shows it. */
+static int query_pipe(const struct smb2_query_info_req *r, struct wcur *d)
+{
+	struct fscc_info fi = {
+		.allocation_size = 4096,
+		.attributes = FILE_ATTRIBUTE_NORMAL,
+		.nlink = 1,
+		.delete_pending = true,
+	};
+
+	if (r->info_type != SMB2_0_INFO_FILE ||
+	    (r->info_class != FileStandardInformation &&
+	     r->info_class != FileBasicInformation))
+		return -E_SMB_INVALID_INFO_CLASS;
+	return fscc_file_info_encode(d, r->info_class, &fi, NULL, 0);
+}
+
 static int query_file(struct srv_req *req, struct srv_open *o,
 		      const struct smb2_query_info_req *r, struct wcur *d)
 {
@@ -177,6 +194,13 @@ int smb_query_info(struct srv_req *req)
 	if (ret)
 		return ret;
 	wcur_init(&d, req->w.p + req->w.off + 8, NAME16_MAX + 512);
+	if (o->pipe) {
+		ret = query_pipe(&r, &d);
+		if (ret)
+			return ret;
+		return finish_out_buf(req, &d, r.output_len,
+				      fscc_file_info_min_size(r.info_class));
+	}
 	switch (r.info_type) {
 	case SMB2_0_INFO_FILE:
 		ret = query_file(req, o, &r, &d);

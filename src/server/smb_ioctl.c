@@ -307,6 +307,24 @@ out:
 	return ret;
 }
 
+/* A named pipe: the input as a WRITE, the output as a READ. */
+static int transceive(struct srv_open *o, const struct smb2_ioctl_req *r, struct wcur *d)
+{
+	size_t n;
+	int ret;
+
+	if (!o->pipe)
+		return -E_SMB_INVALID_DEVICE_REQUEST;
+	ret = srv_pipe_write(o->pipe, r->input.p, r->input.len);
+	if (ret)
+		return ret;
+	ret = srv_pipe_read(o->pipe, d->p, d->cap, &n);
+	if (ret && ret != -E_SMB_BUFFER_OVERFLOW)
+		return ret;
+	d->off = n;
+	return ret;
+}
+
 int smb_ioctl(struct srv_req *req)
 {
 	struct smb2_ioctl_rsp rsp = { 0 };
@@ -341,6 +359,8 @@ int smb_ioctl(struct srv_req *req)
 			return ret;
 		rsp.fid.persistent = o->persistent;
 		rsp.fid.volatile_id = o->volatile_id;
+		if (o->pipe && r.ctl_code != FSCTL_PIPE_TRANSCEIVE)
+			return -E_SMB_INVALID_DEVICE_REQUEST;
 	}
 	switch (r.ctl_code) {
 	case FSCTL_VALIDATE_NEGOTIATE_INFO:
@@ -358,7 +378,9 @@ int smb_ioctl(struct srv_req *req)
 		ret = object_id(o, &d);
 		break;
 	case FSCTL_PIPE_TRANSCEIVE:
-		return -E_SMB_FILE_CLOSED;
+		ret = transceive(o, &r, &d);
+		req->keep_body = ret == -E_SMB_BUFFER_OVERFLOW;
+		break;
 	case FSCTL_SRV_REQUEST_RESUME_KEY:
 		ret = request_resume_key(o, &r, &d);
 		break;
