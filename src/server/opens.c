@@ -51,6 +51,7 @@ void srv_open_put(struct srv_open *o)
 {
 	if (!o || atomic_fetch_sub(&o->refs, 1) != 1)
 		return;
+	srv_notify_end(o);
 	store_dir_close(&o->dir);
 	if (o->fd >= 0)
 		close(o->fd);
@@ -170,6 +171,7 @@ void srv_open_leave_file(struct srv_open *o)
 	struct srv_file *f = o->file;
 	struct srv_ident *old = NULL;
 
+	srv_notify_end(o);	/* its watches go; its waiting requests below */
 	if (!f || !o->on_file)
 		return;
 	pthread_mutex_lock(&f->lock);
