@@ -97,18 +97,20 @@ void srv_file_wake_locked(struct srv_file *f)
 	}
 }
 
-void srv_file_wake_notify_locked(struct srv_file *f, struct srv_open *o)
+bool srv_file_wake_notify_locked(struct srv_file *f, struct srv_open *o)
 {
-	struct list_head *pos, *tmp;
+	struct list_head *pos;
 
-	list_for_each_safe(pos, tmp, &f->waiters) {
+	list_for_each(pos, &f->waiters) {
 		struct srv_async *a = list_entry(pos, struct srv_async, wait_link);
 
 		if (a->wait != SRV_WAIT_NOTIFY || a->lock_open != o)
 			continue;
 		list_del(&a->wait_link);
 		async_post(a);
+		return true;
 	}
+	return false;
 }
 
 void srv_file_wake(struct srv_file *f)

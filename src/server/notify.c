@@ -62,6 +62,16 @@ struct srv_inotify {
 	pthread_mutex_t lock;		/* everything here, before any file lock */
 	struct list_head tab[INO_BUCKETS];
 	struct list_head notifies;	/* srv_notify.w_link */
+	struct list_head grows;		/* struct grow: directories to watch */
+	struct srv_work wk;		/* the worker grows them */
+	atomic_bool wk_posted;
+};
+
+/* A directory made (or moved) in a watched tree, to be watched by the worker. */
+struct grow {
+	struct list_head link;
+	struct srv_notify *n;
+	char rel[];
 };
 
 struct nevent {
@@ -76,14 +86,16 @@ struct srv_notify {
 	struct srv_open *o;		/* not a reference: the close ends this first */
 	struct srv_file *f;
 	struct srv_session *sess;	/* a reference: its watch count */
-	uint32_t filter;
+	uint32_t filter;		/* the first request's: it stays (as Windows) */
 	bool tree;
+	uint32_t max_out;		/* the first request's OutputBufferLength caps later ones */
 	struct list_head watches;	/* nwatch.n_link (inotify lock) */
 	int nwatches;
 	/* the file's lock */
 	struct list_head events;
 	int nevents;
 	size_t bytes;
+	int cut;			/* what the woken request answers (0: all) */
 	bool overflow;			/* the next answer is STATUS_NOTIFY_ENUM_DIR */
 };
 
@@ -111,6 +123,7 @@ int srv_inotify_start(struct srv_worker *w)
 	for (i = 0; i < INO_BUCKETS; i++)
 		list_init(&in->tab[i]);
 	list_init(&in->notifies);
+	list_init(&in->grows);
 	w->ino = in;
 	return 0;
 out_close:
@@ -129,6 +142,12 @@ void srv_inotify_stop(struct srv_worker *w)
 	/* a handle of a session still on another worker keeps it until exit */
 	if (!list_empty(&in->notifies))
 		return;
+	while (!list_empty(&in->grows)) {
+		struct grow *g = list_entry(in->grows.next, struct grow, link);
+
+		list_del(&g->link);
+		free(g);
+	}
 	close(in->fd);
 	pthread_mutex_destroy(&in->lock);
 	free(in);
@@ -368,6 +387,18 @@ static void queue_clear(struct srv_notify *n)
 	}
 	n->nevents = 0;
 	n->bytes = 0;
+	n->cut = 0;
+}
+
+/*
+ * A change wakes one waiting request, which answers with what is queued
+ * up to it (as Windows and Samba: each change completes one request;
+ * later ones wait for the next).
+ */
+static void queue_wake(struct srv_notify *n)
+{
+	if (srv_file_wake_notify_locked(n->f, n->o) && !n->cut)
+		n->cut = n->nevents;
 }
 
 static void queue_overflow(struct srv_notify *n)
@@ -484,9 +515,26 @@ static void grow_tree(struct srv_inotify *in, struct srv_notify *n, const char *
 	if (wk.full) {
 		pthread_mutex_lock(&n->f->lock);
 		queue_overflow(n);
-		srv_file_wake_notify_locked(n->f, n->o);
+		queue_wake(n);
 		pthread_mutex_unlock(&n->f->lock);
 	}
+}
+
+static void grow_later(struct srv_inotify *in, struct srv_notify *n, const char *rel)
+{
+	size_t len = strlen(rel) + 1;
+	struct grow *g = malloc(sizeof(*g) + len);
+
+	if (!g) {
+		pthread_mutex_lock(&n->f->lock);
+		queue_overflow(n);
+		queue_wake(n);
+		pthread_mutex_unlock(&n->f->lock);
+		return;
+	}
+	g->n = n;
+	memcpy(g->rel, rel, len);
+	list_add_tail(&g->link, &in->grows);
 }
 
 static void deliver(struct srv_inotify *in, struct nwatch *nw, const char *buf, size_t len,
@@ -509,7 +557,15 @@ static void deliver(struct srv_inotify *in, struct nwatch *nw, const char *buf, 
 	if (action && ev->len) {
 		pthread_mutex_lock(&n->f->lock);
 		queue_add(n, action, nw->rel, ev->name);
-		srv_file_wake_notify_locked(n->f, n->o);
+		queue_wake(n);
+		pthread_mutex_unlock(&n->f->lock);
+	}
+	/* a file renamed in place: its attributes and creation changed too (Samba's way) */
+	if (ev->mask & IN_MOVED_TO && !is_dir && ev->len && has_pair(buf, len, ev) &&
+	    n->filter & (FILE_NOTIFY_CHANGE_ATTRIBUTES | FILE_NOTIFY_CHANGE_CREATION)) {
+		pthread_mutex_lock(&n->f->lock);
+		queue_add(n, FILE_ACTION_MODIFIED, nw->rel, ev->name);
+		queue_wake(n);
 		pthread_mutex_unlock(&n->f->lock);
 	}
 	if (!n->tree || !is_dir || !ev->len)
@@ -537,7 +593,7 @@ static void all_overflow(struct srv_inotify *in)
 
 		pthread_mutex_lock(&n->f->lock);
 		queue_overflow(n);
-		srv_file_wake_notify_locked(n->f, n->o);
+		queue_wake(n);
 		pthread_mutex_unlock(&n->f->lock);
 	}
 }
@@ -569,33 +625,56 @@ static void handle_event(struct srv_inotify *in, const char *buf, size_t len,
 
 		deliver(in, nw, buf, len, ev, grow, sizeof(grow));
 		if (*grow)
-			grow_tree(in, n, grow);
+			grow_later(in, n, grow);
 		/* grow_tree may have added watchers to iw; drop_below removed some */
 		if (last || !wd_find(in, ev->wd))
 			break;
 	}
 }
 
-void srv_inotify_run(struct srv_worker *w)
+static void grow_run(struct srv_worker *w, struct srv_work *wk)
+{
+	(void)wk;
+	atomic_store(&w->ino->wk_posted, false);
+	srv_inotify_run(w, true);
+}
+
+/*
+ * Read what the kernel has queued. The worker (owner) also watches the
+ * directories a tree grew, as their handles' users; anyone else (a
+ * CHANGE_NOTIFY catching up before it decides to wait) leaves that to it.
+ */
+void srv_inotify_run(struct srv_worker *w, bool owner)
 {
 	struct srv_inotify *in = w->ino;
 	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
 	ssize_t n;
 	size_t off;
 
+	pthread_mutex_lock(&in->lock);
 	for (;;) {
 		n = read(in->fd, buf, sizeof(buf));
 		if (n <= 0)
-			return;
-		pthread_mutex_lock(&in->lock);
+			break;
 		for (off = 0; off + sizeof(struct inotify_event) <= (size_t)n;) {
 			const struct inotify_event *ev = (const void *)(buf + off);
 
 			handle_event(in, buf, (size_t)n, ev);
 			off += sizeof(*ev) + ev->len;
 		}
-		pthread_mutex_unlock(&in->lock);
 	}
+	while (owner && !list_empty(&in->grows)) {
+		struct grow *g = list_entry(in->grows.next, struct grow, link);
+
+		list_del(&g->link);
+		grow_tree(in, g->n, g->rel);
+		free(g);
+	}
+	if (!list_empty(&in->grows) && !atomic_exchange(&in->wk_posted, true)) {
+		in->wk.fn = grow_run;
+		srv_worker_post(w, &in->wk);
+	}
+	pthread_mutex_unlock(&in->lock);
 }
 
 /* ---- the handle's side ---- */
@@ -619,6 +698,7 @@ static int notify_new(struct srv_req *req, struct srv_open *o, const struct smb2
 	n->sess = req->sess;
 	atomic_fetch_add(&req->sess->refs, 1);
 	n->filter = r->filter;
+	n->max_out = r->output_len;
 	n->tree = r->flags & SMB2_WATCH_TREE;
 	list_init(&n->watches);
 	list_init(&n->events);
@@ -647,7 +727,17 @@ static void notify_free(struct srv_notify *n)
 {
 	struct srv_inotify *in = n->w->ino;
 
+	struct list_head *pos, *tmp;
+
 	pthread_mutex_lock(&in->lock);
+	list_for_each_safe(pos, tmp, &in->grows) {
+		struct grow *g = list_entry(pos, struct grow, link);
+
+		if (g->n != n)
+			continue;
+		list_del(&g->link);
+		free(g);
+	}
 	while (!list_empty(&n->watches))
 		watch_del(in, list_entry(n->watches.next, struct nwatch, n_link), true);
 	list_del(&n->w_link);
@@ -677,9 +767,9 @@ static int notify_answer(struct srv_req *req, struct srv_notify *n, uint32_t out
 {
 	size_t limit = output_len < SRV_NOTIFY_MAX_OUTPUT ? output_len : SRV_NOTIFY_MAX_OUTPUT;
 	uint8_t name16[2 * PATH_MAX];
-	struct list_head *pos;
+	struct list_head *pos, *tmp;
+	int prev = -1, ret, len, take = n->cut ? n->cut : n->nevents;
 	struct wcur d;
-	int prev = -1, ret, len;
 	char *s;
 
 	if (n->overflow) {
@@ -690,22 +780,27 @@ static int notify_answer(struct srv_req *req, struct srv_notify *n, uint32_t out
 	if (ret)
 		return ret;
 	wcur_init(&d, req->w.p + req->w.off + 8, limit);
-	list_for_each(pos, &n->events) {
+	list_for_each_safe(pos, tmp, &n->events) {
 		struct nevent *e = list_entry(pos, struct nevent, link);
 
+		if (take-- <= 0)
+			break;
 		for (s = e->name; *s; s++)
 			if (*s == '/')
 				*s = '\\';
 		len = utf8_to_utf16le(e->name, name16, sizeof(name16));
-		if (len < 0)
-			continue;	/* not representable */
-		if (fscc_notify_encode(&d, limit, &prev, e->action, name16, (uint32_t)len)) {
+		if (len >= 0 && fscc_notify_encode(&d, limit, &prev, e->action, name16,
+						   (uint32_t)len)) {
 			/* the client's buffer cannot hold what happened */
 			queue_clear(n);
 			return -E_SMB_NOTIFY_ENUM_DIR;
 		}
+		list_del(&e->link);
+		n->nevents--;
+		n->bytes -= strlen(e->name) + 1;
+		free(e);
 	}
-	queue_clear(n);
+	n->cut = 0;
 	smb2_out_buf_rsp_encode(&req->w, (uint32_t)d.off);
 	req->w.off += d.off;
 	return 0;
@@ -715,6 +810,7 @@ int smb_change_notify(struct srv_req *req)
 {
 	struct smb2_notify_req r;
 	struct srv_notify *n = NULL;
+	struct srv_worker *w;
 	struct srv_open *o;
 	struct srv_file *f;
 	int ret;
@@ -731,6 +827,12 @@ int smb_change_notify(struct srv_req *req)
 		return -EINVAL;
 	f = o->file;
 	pthread_mutex_lock(&o->dir_lock);
+	/* what already happened is queued before the request decides to wait */
+	pthread_mutex_lock(&f->lock);
+	w = o->notify ? o->notify->w : NULL;
+	pthread_mutex_unlock(&f->lock);
+	if (w)
+		srv_inotify_run(w, false);
 	if (!o->notify) {
 		ret = notify_new(req, o, &r, &n);
 		if (ret) {
@@ -753,7 +855,7 @@ int smb_change_notify(struct srv_req *req)
 	if (!n) {
 		ret = -E_SMB_NOTIFY_CLEANUP;	/* closed meanwhile */
 	} else if (n->overflow || n->nevents) {
-		ret = notify_answer(req, n, r.output_len);
+		ret = notify_answer(req, n, r.output_len < n->max_out ? r.output_len : n->max_out);
 	} else {
 		ret = srv_async_wait(req, f, SRV_WAIT_NOTIFY);
 		if (!ret) {

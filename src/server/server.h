@@ -783,8 +783,8 @@ struct srv_async {
 int srv_async_wait(struct srv_req *req, struct srv_file *f, enum srv_wait kind);
 /* Under f's lock: post every waiter of f back to its worker (not CHANGE_NOTIFYs). */
 void srv_file_wake_locked(struct srv_file *f);
-/* Under f's lock: post the CHANGE_NOTIFYs waiting on handle o. */
-void srv_file_wake_notify_locked(struct srv_file *f, struct srv_open *o);
+/* Under f's lock: post the oldest CHANGE_NOTIFY waiting on handle o (false: none). */
+bool srv_file_wake_notify_locked(struct srv_file *f, struct srv_open *o);
 void srv_file_wake(struct srv_file *f);
 /* Unlink a from what it waits on (any thread; takes the file lock). */
 void srv_async_unwait(struct srv_async *a);
@@ -868,7 +868,7 @@ int smb_change_notify(struct srv_req *req);
 /* CHANGE_NOTIFY's inotify (notify.c): each worker's, its events, a handle's end. */
 int srv_inotify_start(struct srv_worker *w);
 void srv_inotify_stop(struct srv_worker *w);
-void srv_inotify_run(struct srv_worker *w);
+void srv_inotify_run(struct srv_worker *w, bool owner);
 void srv_notify_end(struct srv_open *o);
 int smb_oplock_break(struct srv_req *req);
 /* SMB1 NEGOTIATE carrying "SMB 2.???": answer with the 0x02FF wildcard. */

@@ -262,7 +262,7 @@ static void *worker_main(void *arg)
 				continue;
 			}
 			if (e == &w->ino_ev) {
-				srv_inotify_run(w);
+				srv_inotify_run(w, true);
 				continue;
 			}
 			x = e->x;
