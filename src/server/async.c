@@ -113,6 +113,21 @@ bool srv_file_wake_notify_locked(struct srv_file *f, struct srv_open *o)
 	return false;
 }
 
+void srv_async_end_notify_locked(struct srv_file *f, int err)
+{
+	struct list_head *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &f->waiters) {
+		struct srv_async *a = list_entry(pos, struct srv_async, wait_link);
+
+		if (a->wait != SRV_WAIT_NOTIFY)
+			continue;
+		a->end_err = err;
+		list_del(&a->wait_link);
+		async_post(a);
+	}
+}
+
 void srv_file_wake(struct srv_file *f)
 {
 	pthread_mutex_lock(&f->lock);

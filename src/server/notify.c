@@ -46,6 +46,7 @@ struct ino_wd {
 	struct list_head link;		/* bucket */
 	int wd;
 	struct list_head watchers;	/* nwatch.wd_link */
+	char created[NAME_MAX + 1];	/* the last event's name, if it was IN_CREATE */
 };
 
 /* A handle's interest in one directory. */
@@ -618,6 +619,20 @@ static void handle_event(struct srv_inotify *in, const char *buf, size_t len,
 			watch_del(in, list_entry(iw->watchers.next, struct nwatch, wd_link), false);
 		return;
 	}
+	/*
+	 * A create sets the new file's attributes at once (rdaxd's
+	 * user.DOSATTRIB, a local touch's times): one IN_ATTRIB straight
+	 * after IN_CREATE is part of the create, as on Windows.
+	 */
+	if (ev->mask & IN_ATTRIB && ev->len && iw->created[0] &&
+	    !strcmp(iw->created, ev->name)) {
+		iw->created[0] = 0;
+		return;
+	}
+	if (ev->mask & IN_CREATE && ev->len && ev->len <= sizeof(iw->created))
+		snprintf(iw->created, sizeof(iw->created), "%s", ev->name);
+	else
+		iw->created[0] = 0;
 	list_for_each_safe(pos, tmp, &iw->watchers) {
 		struct nwatch *nw = list_entry(pos, struct nwatch, wd_link);
 		struct srv_notify *n = nw->n;
@@ -854,6 +869,8 @@ int smb_change_notify(struct srv_req *req)
 	pthread_mutex_unlock(&o->dir_lock);
 	if (!n) {
 		ret = -E_SMB_NOTIFY_CLEANUP;	/* closed meanwhile */
+	} else if (f->delete_pending) {
+		ret = -E_SMB_DELETE_PENDING;
 	} else if (n->overflow || n->nevents) {
 		ret = notify_answer(req, n, r.output_len < n->max_out ? r.output_len : n->max_out);
 	} else {

@@ -185,6 +185,9 @@ void srv_open_leave_file(struct srv_open *o)
 		old = f->delete_ident;
 		f->delete_ident = srv_ident_get(o->ident);
 	}
+	/* a directory to be deleted has nothing more to report */
+	if (f->delete_pending)
+		srv_async_end_notify_locked(f, -E_SMB_DELETE_PENDING);
 	srv_file_wake_locked(f);
 	pthread_mutex_unlock(&f->lock);
 	srv_ident_put(&old);

@@ -796,6 +796,8 @@ void srv_async_cancel(struct srv_conn *c, const struct smb2_hdr *h);
 /* A closing open ends the LOCKs (err) and CHANGE_NOTIFYs (STATUS_NOTIFY_CLEANUP)
  * that wait on it (its file lock held). */
 void srv_async_end_locks_locked(struct srv_file *f, struct srv_open *o, int err);
+/* Every CHANGE_NOTIFY waiting on f ends with err (its file lock held). */
+void srv_async_end_notify_locked(struct srv_file *f, int err);
 
 /* Resume a waiting request's chain on its worker (dispatch.c). */
 void srv_dispatch_resume(struct srv_async *a);
