@@ -14,9 +14,13 @@ FAMILIES=${NOTIFY_FAMILIES:-"smb2.notify smb2.notify-inotify"}
 
 # What rdaxd does not do yet, by test. A listed test that passes against
 # rdaxd fails here: delete its line.
-NEEDS=""
+NEEDS="smb2.notify-inotify.inotify-rename rename-rule"
 needs_why() {
 	case $1 in
+	rename-rule) echo "needs Samba's rename rule: rdaxd refuses a rename into a directory any" \
+		"client holds open with DELETE access (srv_file_rename_target_ok, server-wide);" \
+		"smbd checks only its own process's opens (parent_dirname_compatible_open), and the" \
+		"test renames on a second connection: SHARING_VIOLATION before any notify" ;;
 	*) echo "needs $1" ;;
 	esac
 }
@@ -37,6 +41,8 @@ cat >"$T/smb.conf" <<CONF
 CONF
 start_rdaxd srv --config "$T/smb.conf"
 
+# a test that waits for a change that never comes would hang for long
+TORTURE_FAMILY_TIMEOUT=${TORTURE_FAMILY_TIMEOUT:-300}
 . "$top/tools/lib/torture.sh"
 torture_families "$SMBD_PORT" "root%$SPW" "$PORT" "torture%torture pw" $FAMILIES
 torture_summary
