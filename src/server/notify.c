@@ -728,7 +728,7 @@ static int notify_new(struct srv_req *req, struct srv_open *o, const struct smb2
 		pthread_mutex_unlock(&in->lock);
 		srv_session_put(n->sess);
 		free(n);
-		return wk.full ? -ENOSPC : -EACCES;
+		return wk.full ? -ENOMEM : -EACCES;	/* bounds: INSUFFICIENT_RESOURCES */
 	}
 	list_add_tail(&n->w_link, &in->notifies);
 	pthread_mutex_unlock(&in->lock);
