@@ -18,6 +18,8 @@
 
 static int fails;
 static const char *root;
+static const char *never;		/* a name no answer may carry */
+static bool never_seen;
 
 #define CHECK(cond, ...) do { \
 	if (cond) { \
@@ -106,6 +108,8 @@ static bool lists(struct raw *r, uint32_t want_action, const char *want)
 			return false;
 		if (utf16le_to_utf8(name, n, u8, sizeof(u8)) < 0)
 			return false;
+		if (never && !strcmp(u8, never))
+			never_seen = true;
 		if (action == want_action && !strcmp(u8, want))
 			return true;
 	} while (off);
@@ -263,6 +267,25 @@ int main(int argc, char **argv)
 	local_file("w/b/c/deep");
 	CHECK(sees(&r, &tfid, SMB2_WATCH_TREE, ALL_NAMES, FILE_ACTION_ADDED, "b\\c\\deep"),
 	      "WATCH_TREE: two levels down in what was made after (b\\c\\deep)");
+	/* a directory the session's user may not list is not watched */
+	{
+		char p[4096];
+
+		snprintf(p, sizeof(p), "%s/w/secret", root);
+		mkdir(p, 0700);
+		chmod(p, 0700);
+	}
+	pause_ms(300);
+	never = "secret\\hidden";
+	local_file("w/secret/hidden");
+	pause_ms(200);
+	local_file("w/visible");
+	CHECK(sees(&r, &tfid, SMB2_WATCH_TREE, ALL_NAMES, FILE_ACTION_ADDED, "visible") &&
+	      (getuid() != 0 || !never_seen),
+	      "WATCH_TREE as the session's user: nothing from a 0700 directory of root's%s",
+	      getuid() ? " (not root: not checked)" : "");
+	never = NULL;
+
 	/* the first handle does not watch the tree */
 	local_file("w/top");
 	CHECK(sees(&r, &fid, 0, ALL_NAMES, FILE_ACTION_ADDED, "top") &&
