@@ -614,10 +614,14 @@ static void handle_event(struct srv_inotify *in, const char *buf, size_t len,
 	if (!iw)
 		return;
 	if (ev->mask & IN_IGNORED) {
-		/* the directory went (or was unwatched): so do its watchers */
-		while (!list_empty(&iw->watchers))
+		/* the directory went (or was unwatched): so do its watchers (iw with the last) */
+		for (;;) {
+			bool last = iw->watchers.next->next == &iw->watchers;
+
 			watch_del(in, list_entry(iw->watchers.next, struct nwatch, wd_link), false);
-		return;
+			if (last)
+				return;
+		}
 	}
 	/*
 	 * A create sets the new file's attributes at once (rdaxd's

@@ -286,6 +286,32 @@ int main(int argc, char **argv)
 	      getuid() ? " (not root: not checked)" : "");
 	never = NULL;
 
+	/* a watched subtree goes while two handles watch it (IN_IGNORED, shared wds) */
+	{
+		struct smb2_fid t2;
+		char p[4096];
+
+		open_dir(&r, "w", &t2);
+		notify_send(&r, &t2, SMB2_WATCH_TREE, ALL_NAMES, 65536, &mid);
+		st = recv_any(&r, 3000, &aid, NULL);
+		snprintf(p, sizeof(p), "%s/w/b/c/deep", root);
+		unlink(p);
+		snprintf(p, sizeof(p), "%s/w/b/c", root);
+		rmdir(p);
+		snprintf(p, sizeof(p), "%s/w/b", root);
+		rmdir(p);
+		st = recv_any(&r, 3000, &aid, NULL);
+		CHECK(st == 0 && lists(&r, FILE_ACTION_REMOVED, "b\\c\\deep"),
+		      "a second WATCH_TREE handle sees a deletion deep down (%s)",
+		      st < 0 ? "nothing" : raw_sname((uint32_t)st));
+		CHECK(sees(&r, &tfid, SMB2_WATCH_TREE, ALL_NAMES, FILE_ACTION_REMOVED, "b"),
+		      "... and so does the first: the subtree's removal (b)");
+		local_dir("w/b");
+		CHECK(sees(&r, &tfid, SMB2_WATCH_TREE, ALL_NAMES, FILE_ACTION_ADDED, "b"),
+		      "... and a directory of the same name made again");
+		CHECK(raw_close_fid(&r, &t2) == 0, "... its close");
+	}
+
 	/* the first handle does not watch the tree */
 	local_file("w/top");
 	CHECK(sees(&r, &fid, 0, ALL_NAMES, FILE_ACTION_ADDED, "top") &&
