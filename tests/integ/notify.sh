@@ -64,5 +64,7 @@ check_output "rdaxd still serves after the flood" "renamed" $SMB -c "ls sub/*"
 check "rdaxd survived" kill -0 "$RDAXD_PID"
 rdaxd_idle "$T/srv.log" && ok "no connection, session or open left" ||
 	not_ok "state left in rdaxd"
-check "SIGTERM stops rdaxd cleanly" stop_rdaxd
+notify_bg "" 10
+check "SIGTERM stops rdaxd cleanly with a CHANGE_NOTIFY waiting" stop_rdaxd
+kill "$NPID" 2>/dev/null
 finish
