@@ -391,3 +391,45 @@ void fscc_rename_info_put(struct wcur *w, bool replace, const uint8_t *name,
 	wcur_le32(w, name_len);
 	wcur_bytes(w, name, name_len);
 }
+
+/* ---- FILE_NOTIFY_INFORMATION [MS-FSCC] 2.4.42 ---- */
+
+int fscc_notify_encode(struct wcur *w, size_t limit, int *prev, uint32_t action,
+		       const uint8_t *name, uint32_t name_len)
+{
+	size_t start = (w->off + 3) & ~(size_t)3;
+
+	if (limit > w->cap)
+		limit = w->cap;
+	if (start > limit || 12 + (size_t)name_len > limit - start || start > INT32_MAX)
+		return -ENOSPC;
+	wcur_align(w, 4);
+	wcur_le32(w, 0);		/* NextEntryOffset: set by the next one */
+	wcur_le32(w, action);
+	wcur_le32(w, name_len);
+	wcur_bytes(w, name, name_len);
+	if (*prev >= 0)
+		put_le32(w->p + *prev, (uint32_t)(start - (size_t)*prev));
+	*prev = (int)start;
+	return 0;
+}
+
+int fscc_notify_decode(const uint8_t *p, size_t len, size_t *off, uint32_t *action,
+		       const uint8_t **name, uint32_t *name_len)
+{
+	size_t o = *off;
+	uint32_t next, n;
+
+	if (o & 3 || o > len || len - o < 12)
+		return -EBADMSG;
+	next = get_le32(p + o);
+	n = get_le32(p + o + 8);
+	if (n > len - o - 12 || (next && (next & 3 || next < 12 + (uint64_t)n ||
+					  next > len - o)))
+		return -EBADMSG;
+	*action = get_le32(p + o + 4);
+	*name = p + o + 12;
+	*name_len = n;
+	*off = next ? o + next : 0;
+	return 0;
+}

@@ -54,6 +54,43 @@ int fscc_dirent_encode(struct wcur *w, size_t limit, int cls,
 		       uint32_t name_len);
 bool fscc_dirent_class_ok(int cls);
 
+/* ---- change notification [MS-FSCC] 2.4.42, [MS-SMB2] 2.2.35 ---- */
+
+#define FILE_NOTIFY_CHANGE_FILE_NAME	0x00000001u
+#define FILE_NOTIFY_CHANGE_DIR_NAME	0x00000002u
+#define FILE_NOTIFY_CHANGE_ATTRIBUTES	0x00000004u
+#define FILE_NOTIFY_CHANGE_SIZE		0x00000008u
+#define FILE_NOTIFY_CHANGE_LAST_WRITE	0x00000010u
+#define FILE_NOTIFY_CHANGE_LAST_ACCESS	0x00000020u
+#define FILE_NOTIFY_CHANGE_CREATION	0x00000040u
+#define FILE_NOTIFY_CHANGE_EA		0x00000080u
+#define FILE_NOTIFY_CHANGE_SECURITY	0x00000100u
+#define FILE_NOTIFY_CHANGE_STREAM_NAME	0x00000200u
+#define FILE_NOTIFY_CHANGE_STREAM_SIZE	0x00000400u
+#define FILE_NOTIFY_CHANGE_STREAM_WRITE	0x00000800u
+
+#define FILE_ACTION_ADDED		0x00000001u
+#define FILE_ACTION_REMOVED		0x00000002u
+#define FILE_ACTION_MODIFIED		0x00000003u
+#define FILE_ACTION_RENAMED_OLD_NAME	0x00000004u
+#define FILE_ACTION_RENAMED_NEW_NAME	0x00000005u
+
+/*
+ * Append one FILE_NOTIFY_INFORMATION (name: UTF-16LE, no terminator) at
+ * the 4-aligned end of w, within limit bytes, and point the entry at
+ * *prev (-1: none) to it; *prev becomes its offset. 0, or -ENOSPC when
+ * it does not fit (w unchanged).
+ */
+int fscc_notify_encode(struct wcur *w, size_t limit, int *prev, uint32_t action,
+		       const uint8_t *name, uint32_t name_len);
+/*
+ * Walk a FILE_NOTIFY_INFORMATION list (a client's view): the entry at
+ * *off; *off becomes the next one's (0 after the last). -EBADMSG if an
+ * entry or its name lies outside len or is misaligned.
+ */
+int fscc_notify_decode(const uint8_t *p, size_t len, size_t *off, uint32_t *action,
+		       const uint8_t **name, uint32_t *name_len);
+
 /* Client side decoders. */
 int fscc_all_info_decode(const uint8_t *p, size_t len, struct fscc_info *fi);
 int fscc_basic_info_decode(const uint8_t *p, size_t len, struct fscc_info *fi);

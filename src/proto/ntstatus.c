@@ -102,6 +102,8 @@ static const struct status_row rows[] = {
 	ROW(ENXIO, STATUS_NO_SUCH_DEVICE, ENXIO, "no such device"),
 	ROW(ENODEV, STATUS_NO_SUCH_DEVICE, ENODEV, "no such device"),
 	ROW(EBADE, STATUS_DATA_ERROR, EIO, "data error"),
+	ROW(E_SMB_NOTIFY_ENUM_DIR, STATUS_NOTIFY_ENUM_DIR, 0, "notify enum dir (too many changes: list the directory)"),
+	ROW(E_SMB_NOTIFY_CLEANUP, STATUS_NOTIFY_CLEANUP, 0, "notify cleanup (the handle closed)"),
 	/* statuses a server may send that we never produce */
 	ROW(0, STATUS_PENDING, EINPROGRESS, "pending"),
 	ROW(0, STATUS_UNSUCCESSFUL, EIO, "unsuccessful"),
@@ -124,7 +126,6 @@ static const struct status_row rows[] = {
 	ROW(0, STATUS_TOO_MANY_SESSIONS, EAGAIN, "too many sessions"),
 	ROW(0, STATUS_ACCESS_VIOLATION, EFAULT, "access violation"),
 	ROW(0, STATUS_INVALID_USER_BUFFER, EFAULT, "invalid user buffer"),
-	ROW(0, STATUS_NOTIFY_ENUM_DIR, 0, "notify enum dir"),
 	ROW(0, STATUS_TIMEOUT, ETIMEDOUT, "timeout"),
 	ROW(0, STATUS_DUPLICATE_NAME, EEXIST, "duplicate name"),
 };

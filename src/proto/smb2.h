@@ -641,6 +641,21 @@ void smb2_query_dir_req_encode(struct wcur *w, const struct smb2_query_dir_req *
 int smb2_out_buf_rsp_decode(const uint8_t *p, size_t len, struct smb2_buf *out);
 void smb2_out_buf_rsp_encode(struct wcur *w, uint32_t out_len);
 
+/* ---- CHANGE_NOTIFY [MS-SMB2] 2.2.35 / 2.2.36 ---- */
+
+#define SMB2_WATCH_TREE 0x0001u
+
+struct smb2_notify_req {
+	uint16_t flags;			/* SMB2_WATCH_TREE */
+	uint32_t output_len;
+	struct smb2_fid fid;
+	uint32_t filter;		/* FILE_NOTIFY_CHANGE_* */
+};
+
+void smb2_notify_req_decode(const uint8_t *p, size_t len, struct smb2_notify_req *r);
+void smb2_notify_req_encode(struct wcur *w, const struct smb2_notify_req *r);
+/* The response is smb2_out_buf_rsp_*: the same layout as QUERY_DIRECTORY's. */
+
 /* ---- QUERY_INFO / SET_INFO [MS-SMB2] 2.2.37 - 2.2.40 ---- */
 
 struct smb2_query_info_req {

@@ -801,6 +801,26 @@ void smb2_ioctl_rsp_encode(struct wcur *w, const struct smb2_ioctl_rsp *r,
 
 /* ---- QUERY_DIRECTORY / QUERY_INFO / SET_INFO ---- */
 
+/* The fixed part was checked by smb2_req_validate. */
+void smb2_notify_req_decode(const uint8_t *p, size_t len, struct smb2_notify_req *r)
+{
+	(void)len;
+	r->flags = get_le16(p + 66);
+	r->output_len = get_le32(p + 68);
+	get_fid(p + 72, &r->fid);
+	r->filter = get_le32(p + 88);
+}
+
+void smb2_notify_req_encode(struct wcur *w, const struct smb2_notify_req *r)
+{
+	wcur_le16(w, 32);
+	wcur_le16(w, r->flags);
+	wcur_le32(w, r->output_len);
+	put_fid(w, &r->fid);
+	wcur_le32(w, r->filter);
+	wcur_le32(w, 0);
+}
+
 int smb2_query_dir_req_decode(const uint8_t *p, size_t len, struct smb2_query_dir_req *r)
 {
 	int ret;

@@ -90,6 +90,39 @@ void srv_file_wake_locked(struct srv_file *f)
 	list_for_each_safe(pos, tmp, &f->waiters) {
 		struct srv_async *a = list_entry(pos, struct srv_async, wait_link);
 
+		if (a->wait == SRV_WAIT_NOTIFY)
+			continue;	/* they wait for a change, not for the file's state */
+		list_del(&a->wait_link);
+		async_post(a);
+	}
+}
+
+bool srv_file_wake_notify_locked(struct srv_file *f, struct srv_open *o)
+{
+	struct list_head *pos;
+
+	list_for_each(pos, &f->waiters) {
+		struct srv_async *a = list_entry(pos, struct srv_async, wait_link);
+
+		if (a->wait != SRV_WAIT_NOTIFY || a->lock_open != o)
+			continue;
+		list_del(&a->wait_link);
+		async_post(a);
+		return true;
+	}
+	return false;
+}
+
+void srv_async_end_notify_locked(struct srv_file *f, int err)
+{
+	struct list_head *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &f->waiters) {
+		struct srv_async *a = list_entry(pos, struct srv_async, wait_link);
+
+		if (a->wait != SRV_WAIT_NOTIFY)
+			continue;
+		a->end_err = err;
 		list_del(&a->wait_link);
 		async_post(a);
 	}
@@ -122,9 +155,9 @@ void srv_async_end_locks_locked(struct srv_file *f, struct srv_open *o, int err)
 	list_for_each_safe(pos, tmp, &f->waiters) {
 		struct srv_async *a = list_entry(pos, struct srv_async, wait_link);
 
-		if (a->wait != SRV_WAIT_LOCK || a->lock_open != o)
+		if ((a->wait != SRV_WAIT_LOCK && a->wait != SRV_WAIT_NOTIFY) || a->lock_open != o)
 			continue;
-		a->end_err = err;
+		a->end_err = a->wait == SRV_WAIT_NOTIFY ? -E_SMB_NOTIFY_CLEANUP : err;
 		list_del(&a->wait_link);
 		async_post(a);
 	}

@@ -42,7 +42,7 @@ static const struct handler handlers[SMB2_NR_COMMANDS] = {
 	[SMB2_IOCTL] = { smb_ioctl, NEED_SESSION | AS_USER },
 	[SMB2_ECHO] = { smb_echo, 0 },
 	[SMB2_QUERY_DIRECTORY] = { smb_query_directory, NEED_SESSION | NEED_TREE | NEEDS_FID | AS_USER },
-	[SMB2_CHANGE_NOTIFY] = { smb_change_notify, NEED_SESSION | NEED_TREE | NEEDS_FID },
+	[SMB2_CHANGE_NOTIFY] = { smb_change_notify, NEED_SESSION | NEED_TREE | NEEDS_FID | AS_USER },
 	[SMB2_QUERY_INFO] = { smb_query_info, NEED_SESSION | NEED_TREE | NEEDS_FID | AS_USER },
 	[SMB2_SET_INFO] = { smb_set_info, NEED_SESSION | NEED_TREE | NEEDS_FID | AS_USER },
 	[SMB2_OPLOCK_BREAK] = { smb_oplock_break, NEED_SESSION | NEED_TREE },
@@ -128,7 +128,8 @@ static int process_pdu(struct srv_req *req)
 	if (req->async && req->async->end_err)
 		return req->async->end_err;
 	if (req->async && req->async->lock_open && atomic_load(&req->async->lock_open->closed))
-		return -E_SMB_RANGE_NOT_LOCKED;
+		return req->async->wait == SRV_WAIT_NOTIFY ? -E_SMB_NOTIFY_CLEANUP :
+							     -E_SMB_RANGE_NOT_LOCKED;
 	if (req->related) {
 		/*
 		 * [MS-SMB2] 3.3.5.2.7.2: a related first PDU is invalid, and

@@ -51,6 +51,7 @@ void srv_open_put(struct srv_open *o)
 {
 	if (!o || atomic_fetch_sub(&o->refs, 1) != 1)
 		return;
+	srv_notify_end(o);
 	store_dir_close(&o->dir);
 	if (o->fd >= 0)
 		close(o->fd);
@@ -171,6 +172,7 @@ void srv_open_leave_file(struct srv_open *o)
 	struct srv_file *f = o->file;
 	struct srv_ident *old = NULL;
 
+	srv_notify_end(o);	/* its watches go; its waiting requests below */
 	if (!f || !o->on_file)
 		return;
 	pthread_mutex_lock(&f->lock);
@@ -184,6 +186,9 @@ void srv_open_leave_file(struct srv_open *o)
 		old = f->delete_ident;
 		f->delete_ident = srv_ident_get(o->ident);
 	}
+	/* a directory to be deleted has nothing more to report */
+	if (f->delete_pending)
+		srv_async_end_notify_locked(f, -E_SMB_DELETE_PENDING);
 	srv_file_wake_locked(f);
 	pthread_mutex_unlock(&f->lock);
 	srv_ident_put(&old);

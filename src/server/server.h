@@ -47,6 +47,11 @@
 #define SRV_GONE_SESS 4			/* ended sessions a connection remembers */
 #define SRV_MAX_ASYNC 512		/* requests waiting per connection */
 #define SRV_ASYNC 1			/* handler: the response comes later */
+#define SRV_NOTIFY_MAX_EVENTS 1024	/* changes queued per watching handle */
+#define SRV_NOTIFY_MAX_BYTES (64u * 1024)	/* their names */
+#define SRV_NOTIFY_MAX_OUTPUT (64u * 1024)	/* a CHANGE_NOTIFY answer */
+#define SRV_NOTIFY_WATCHES_SESS 4096	/* inotify watches per session */
+#define SRV_NOTIFY_WATCHES_SRV 32768	/* ... and in the server */
 #define SRV_ZC_READ_MIN (16u * 1024)	/* smaller READs are copied */
 #define SRV_ZC_WRITE_MIN (64u * 1024)	/* smaller WRITEs are copied */
 #define SRV_NUMA_AUTO (-1)		/* the node of the listener devices */
@@ -333,6 +338,8 @@ struct srv_open {
 	char *pending_name;		/* entry that did not fit last time */
 	bool enum_started;
 	bool enum_done;
+	/* CHANGE_NOTIFY (notify.c): made under dir_lock, set and cleared under the file lock */
+	struct srv_notify *notify;
 };
 
 /*
@@ -458,6 +465,7 @@ struct srv_session {
 	struct list_head opens;
 	int nopens;
 	uint64_t next_persistent;
+	atomic_int nwatches;		/* inotify watches of its handles */
 };
 
 struct srv_conn_stats {
@@ -586,6 +594,8 @@ struct srv_worker {
 	struct srv_ident_thread *ident_thread;	/* with RDMA: acts as users for it */
 	int cpu, node;			/* where it runs (stats) */
 	struct xprt_ev ring_ev;
+	struct srv_inotify *ino;	/* CHANGE_NOTIFY's inotify (notify.c) */
+	struct xprt_ev ino_ev;
 	uint64_t uring_ops, uring_direct_ops;
 	struct srv_conn_stats gone;	/* totals of connections closed */
 };
@@ -646,6 +656,7 @@ struct srv {
 	pthread_mutex_t brk_lock;
 	struct list_head breaking;
 	int timer_fd;
+	atomic_int nwatches;		/* inotify watches (CHANGE_NOTIFY) */
 	atomic_bool stopping;
 	unsigned int rr;
 };
@@ -750,7 +761,7 @@ struct srv_work {
 
 void srv_worker_post(struct srv_worker *w, struct srv_work *wk);
 
-enum srv_wait { SRV_WAIT_NONE, SRV_WAIT_BREAK, SRV_WAIT_LOCK };
+enum srv_wait { SRV_WAIT_NONE, SRV_WAIT_BREAK, SRV_WAIT_LOCK, SRV_WAIT_NOTIFY };
 
 /*
  * A request answered later ([MS-SMB2] 3.3.4.2): a CREATE waiting for an
@@ -783,8 +794,10 @@ struct srv_async {
 
 /* Make req wait on f (its lock held): creates req->async on first use. */
 int srv_async_wait(struct srv_req *req, struct srv_file *f, enum srv_wait kind);
-/* Under f's lock: post every waiter of f back to its worker. */
+/* Under f's lock: post every waiter of f back to its worker (not CHANGE_NOTIFYs). */
 void srv_file_wake_locked(struct srv_file *f);
+/* Under f's lock: post the oldest CHANGE_NOTIFY waiting on handle o (false: none). */
+bool srv_file_wake_notify_locked(struct srv_file *f, struct srv_open *o);
 void srv_file_wake(struct srv_file *f);
 /* Unlink a from what it waits on (any thread; takes the file lock). */
 void srv_async_unwait(struct srv_async *a);
@@ -793,8 +806,11 @@ void srv_async_put(struct srv_async *a);
 void srv_async_conn_gone(struct srv_conn *c);
 /* CANCEL ([MS-SMB2] 3.3.5.16): by AsyncId or MessageId. */
 void srv_async_cancel(struct srv_conn *c, const struct smb2_hdr *h);
-/* A closing open ends the LOCKs that wait on it (its file lock held). */
+/* A closing open ends the LOCKs (err) and CHANGE_NOTIFYs (STATUS_NOTIFY_CLEANUP)
+ * that wait on it (its file lock held). */
 void srv_async_end_locks_locked(struct srv_file *f, struct srv_open *o, int err);
+/* Every CHANGE_NOTIFY waiting on f ends with err (its file lock held). */
+void srv_async_end_notify_locked(struct srv_file *f, int err);
 
 /* Resume a waiting request's chain on its worker (dispatch.c). */
 void srv_dispatch_resume(struct srv_async *a);
@@ -864,6 +880,11 @@ int smb_query_directory(struct srv_req *req);
 int smb_query_info(struct srv_req *req);
 int smb_set_info(struct srv_req *req);
 int smb_change_notify(struct srv_req *req);
+/* CHANGE_NOTIFY's inotify (notify.c): each worker's, its events, a handle's end. */
+int srv_inotify_start(struct srv_worker *w);
+void srv_inotify_stop(struct srv_worker *w);
+void srv_inotify_run(struct srv_worker *w, bool owner);
+void srv_notify_end(struct srv_open *o);
 int smb_oplock_break(struct srv_req *req);
 /* SMB1 NEGOTIATE carrying "SMB 2.???": answer with the 0x02FF wildcard. */
 int smb1_negotiate(struct srv_conn *c, const uint8_t *msg, size_t len);

@@ -936,8 +936,3 @@ int smb_echo(struct srv_req *req)
 	return 0;
 }
 
-int smb_change_notify(struct srv_req *req)
-{
-	return -EOPNOTSUPP;
-}
-

@@ -261,6 +261,10 @@ static void *worker_main(void *arg)
 				store_ring_reap(w->ring);
 				continue;
 			}
+			if (e == &w->ino_ev) {
+				srv_inotify_run(w, true);
+				continue;
+			}
 			x = e->x;
 			c = x->upper;
 			ret = x->ops->handle_events(x, ev[i].events, e->src);
@@ -316,10 +320,16 @@ int srv_worker_start(struct srv *s, struct srv_worker *w, int idx)
 			}
 		}
 	}
+	ret = srv_inotify_start(w);
+	if (ret && !idx)
+		pr_warn("inotify unavailable (%s): CHANGE_NOTIFY is not supported",
+			strerror(-ret));
 	ret = -pthread_create(&w->thread, NULL, worker_main, w);
 	if (ret)
-		goto out_ring;
+		goto out_ino;
 	return 0;
+out_ino:
+	srv_inotify_stop(w);
 out_ring:
 	store_ring_free(&w->ring);
 out_close_efd:
@@ -340,6 +350,7 @@ void srv_worker_stop(struct srv_worker *w)
 	worker_run_work(w);
 	/* the ring's fixed buffers are the bounce pools: it goes first */
 	store_ring_free(&w->ring);
+	srv_inotify_stop(w);
 	close(w->efd);
 	close(w->epfd);
 	srv_rbuf_pool_free(w);

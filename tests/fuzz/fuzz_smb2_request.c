@@ -185,6 +185,7 @@ static void request(const struct pdu *u, const struct smb2_hdr *h)
 		struct smb2_query_dir_req qd;
 		struct smb2_query_info_req qi;
 		struct smb2_set_info_req si;
+		struct smb2_notify_req nt;
 	} r;
 	struct smb2_lock_elem e;
 	uint32_t credits;
@@ -275,6 +276,9 @@ static void request(const struct pdu *u, const struct smb2_hdr *h)
 		fscc_file_info_min_size(r.qi.info_class);
 		fscc_fs_info_min_size(r.qi.info_class);
 		break;
+	case SMB2_CHANGE_NOTIFY:
+		smb2_notify_req_decode(u->p, u->len, &r.nt);
+		break;
 	case SMB2_SET_INFO:
 		if (smb2_set_info_req_decode(u->p, u->len, &r.si))
 			break;
@@ -287,6 +291,21 @@ static void request(const struct pdu *u, const struct smb2_hdr *h)
 	default:
 		break;
 	}
+}
+
+/* A FILE_NOTIFY_INFORMATION list: every entry and name inside it. */
+static void notify_list(const struct smb2_buf *b)
+{
+	const uint8_t *name;
+	uint32_t action, n;
+	size_t off = 0;
+	int guard = 0;
+
+	do {
+		if (fscc_notify_decode(b->p, b->len, &off, &action, &name, &n))
+			return;
+		FUZZ_ASSERT(name >= b->p && name + n <= b->p + b->len);
+	} while (off && ++guard < 100000);
 }
 
 static void dir_listing(const struct smb2_buf *b)
@@ -381,6 +400,12 @@ static void response(const struct pdu *u, const struct smb2_hdr *h)
 		fscc_basic_info_decode(r.out.p, r.out.len, &fi);
 		fscc_standard_info_decode(r.out.p, r.out.len, &fi);
 		fscc_fs_full_size_decode(r.out.p, r.out.len, &fs);
+		break;
+	case SMB2_CHANGE_NOTIFY:
+		if (smb2_out_buf_rsp_decode(u->p, u->len, &r.out))
+			break;
+		CHECK_BUF(r.out, u);
+		notify_list(&r.out);
 		break;
 	default:
 		break;

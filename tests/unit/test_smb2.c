@@ -398,6 +398,69 @@ static void test_url(void)
 	T_EQ(rdax_url_parse("smb://h:12x/s", &u), -EINVAL);
 }
 
+/* CHANGE_NOTIFY request and FILE_NOTIFY_INFORMATION ([MS-FSCC] 2.4.42). */
+static void test_notify(void)
+{
+	struct smb2_notify_req r = { .flags = SMB2_WATCH_TREE, .output_len = 4096,
+				     .fid = { 1, 2 }, .filter = 0x17 }, d;
+	uint8_t pdu[SMB2_HDR_SIZE + 32], buf[64];
+	const uint8_t a16[] = { 'a', 0 }, bc16[] = { 'b', 0, 'c', 0 };
+	const uint8_t *name;
+	uint32_t action, n;
+	struct wcur w;
+	size_t off;
+	int prev = -1;
+
+	wcur_init(&w, pdu + SMB2_HDR_SIZE, 32);
+	smb2_notify_req_encode(&w, &r);
+	T_EQ(w.off, 32);
+	T_EQ(get_le16(pdu + SMB2_HDR_SIZE), 32);
+	smb2_notify_req_decode(pdu, sizeof(pdu), &d);
+	T_EQ(d.flags, SMB2_WATCH_TREE);
+	T_EQ(d.output_len, 4096);
+	T_EQ(d.fid.persistent, 1);
+	T_EQ(d.fid.volatile_id, 2);
+	T_EQ(d.filter, 0x17);
+
+	memset(buf, 0xAA, sizeof(buf));
+	wcur_init(&w, buf, sizeof(buf));
+	T_EQ(fscc_notify_encode(&w, sizeof(buf), &prev, FILE_ACTION_ADDED, a16, 2), 0);
+	T_EQ(prev, 0);
+	T_EQ(w.off, 14);
+	T_EQ(fscc_notify_encode(&w, sizeof(buf), &prev, FILE_ACTION_RENAMED_NEW_NAME, bc16, 4), 0);
+	/* the second entry starts 4-aligned, padded with zeros; the first points at it */
+	T_EQ(prev, 16);
+	T_EQ(get_le32(buf), 16);
+	T_EQ(buf[14], 0);
+	T_EQ(buf[15], 0);
+	T_EQ(get_le32(buf + 16), 0);
+	T_EQ(get_le32(buf + 20), FILE_ACTION_RENAMED_NEW_NAME);
+	T_EQ(get_le32(buf + 24), 4);
+	T_EQ(w.off, 32);
+	/* does not fit: nothing written */
+	T_EQ(fscc_notify_encode(&w, 40, &prev, FILE_ACTION_REMOVED, bc16, 4), -ENOSPC);
+	T_EQ(w.off, 32);
+	T_EQ(prev, 16);
+
+	off = 0;
+	T_EQ(fscc_notify_decode(buf, w.off, &off, &action, &name, &n), 0);
+	T_EQ(action, FILE_ACTION_ADDED);
+	T_EQ(n, 2);
+	T_EQ(off, 16);
+	T_EQ(fscc_notify_decode(buf, w.off, &off, &action, &name, &n), 0);
+	T_EQ(n, 4);
+	T_EQ(memcmp(name, bc16, 4), 0);
+	T_EQ(off, 0);
+	/* a name past the end, a misaligned next entry */
+	off = 0;
+	T_EQ(fscc_notify_decode(buf, 20, &off, &action, &name, &n), 0);
+	off = 16;
+	T_EQ(fscc_notify_decode(buf, 20, &off, &action, &name, &n), -EBADMSG);
+	put_le32(buf, 13);
+	off = 0;
+	T_EQ(fscc_notify_decode(buf, w.off, &off, &action, &name, &n), -EBADMSG);
+}
+
 int main(void)
 {
 	test_header();
@@ -409,5 +472,6 @@ int main(void)
 	test_ntstatus();
 	test_paths();
 	test_url();
+	test_notify();
 	return t_done();
 }

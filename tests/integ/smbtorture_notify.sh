@@ -1,0 +1,53 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# CHANGE_NOTIFY, calibrated: smbtorture's smb2.notify and
+# smb2.notify-inotify families against Samba smbd and rdaxd at the same
+# time. Every test Samba passes here must pass against rdaxd. A test
+# Samba itself fails or skips is no bar: it counts as a skip, with both
+# results. A test listed in NEEDS counts as a skip naming what rdaxd
+# lacks; any other failure fails here.
+. "$(dirname "$0")/lib.sh"
+need smbtorture smbd smbpasswd
+[ "$(id -u)" = 0 ] || skip "smbd needs root to switch to the session user"
+
+FAMILIES=${NOTIFY_FAMILIES:-"smb2.notify smb2.notify-inotify"}
+
+# What rdaxd does not do yet, by test. A listed test that passes against
+# rdaxd fails here: delete its line.
+NEEDS="smb2.notify-inotify.inotify-rename rename-rule"
+needs_why() {
+	case $1 in
+	rename-rule) echo "needs Samba's rename rule: rdaxd refuses a rename into a directory any" \
+		"client holds open with DELETE access (srv_file_rename_target_ok, server-wide);" \
+		"smbd checks only its own process's opens (parent_dirname_compatible_open), and the" \
+		"test renames on a second connection: SHARING_VIOLATION before any notify" ;;
+	*) echo "needs $1" ;;
+	esac
+}
+
+. "$top/tools/lib/smbd.sh"
+scratch_smbd "$T/smbd" tort || die "smbd did not start"
+pids="$pids $SMBD_PID"
+SPW=$(cat "$T/smbd/root.pw")
+
+share_dir "$T/share"
+make_user "$T/passdb" torture 'torture pw'
+cat >"$T/smb.conf" <<CONF
+[global]
+	passdb file = $T/passdb
+[tort]
+	path = $T/share
+	read only = no
+CONF
+start_rdaxd srv --config "$T/smb.conf"
+
+# a test that waits for a change that never comes would hang for long
+TORTURE_FAMILY_TIMEOUT=${TORTURE_FAMILY_TIMEOUT:-300}
+. "$top/tools/lib/torture.sh"
+torture_families "$SMBD_PORT" "root%$SPW" "$PORT" "torture%torture pw" $FAMILIES
+torture_summary
+check "rdaxd survived" kill -0 "$RDAXD_PID"
+rdaxd_idle "$T/srv.log" && ok "rdaxd holds no connection, session or open afterwards" ||
+	not_ok "state left in rdaxd after the torture"
+check "SIGTERM stops rdaxd cleanly" stop_rdaxd
+finish
