@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* [MS-FSCC] 2.4 / 2.5 information classes. */
 #include <errno.h>
+#include <string.h>
+#include <strings.h>
 
 #include "proto/fscc.h"
 #include "proto/ntstatus.h"
@@ -389,5 +391,58 @@ void fscc_rename_info_put(struct wcur *w, bool replace, const uint8_t *name,
 	wcur_zero(w, 7);
 	wcur_le64(w, 0);		/* RootDirectory */
 	wcur_le32(w, name_len);
+	wcur_bytes(w, name, name_len);
+}
+
+/* ---- alternate data streams ---- */
+
+static size_t utf16_units(const char *s, size_t n)
+{
+	size_t i, u = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c & 0xC0) != 0x80)
+			u += c >= 0xF0 ? 2 : 1;
+	}
+	return u;
+}
+
+int fscc_stream_parse(const char *part, char *name, size_t cap)
+{
+	const char *type = strchr(part, ':');
+	size_t n = type ? (size_t)(type - part) : strlen(part);
+
+	if (type && strcasecmp(type + 1, "$DATA")) {
+		/* a second name part, or a type that is not one */
+		if (strchr(type + 1, ':') || type[1] != '$')
+			return -E_SMB_OBJECT_NAME_INVALID;
+		return -EINVAL;
+	}
+	if (!n)
+		return type ? 1 : -E_SMB_OBJECT_NAME_INVALID;
+	if (memchr(part, '/', n) || memchr(part, '\\', n) ||
+	    utf16_units(part, n) > FSCC_STREAM_NAME_MAX || n >= cap)
+		return -E_SMB_OBJECT_NAME_INVALID;
+	memcpy(name, part, n);
+	name[n] = 0;
+	return 0;
+}
+
+void fscc_stream_entry_encode(struct wcur *w, long *prev, const uint8_t *name,
+			      uint32_t name_len, uint64_t size, uint64_t alloc)
+{
+	size_t at;
+
+	wcur_align(w, 8);
+	at = w->off;
+	if (*prev >= 0 && !w->err && at <= w->cap)
+		put_le32(w->p + *prev, (uint32_t)(at - (size_t)*prev));
+	*prev = (long)at;
+	wcur_le32(w, 0);
+	wcur_le32(w, name_len);
+	wcur_le64(w, size);
+	wcur_le64(w, alloc);
 	wcur_bytes(w, name, name_len);
 }
