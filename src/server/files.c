@@ -91,9 +91,84 @@ struct srv_file *srv_file_get(struct srv *srv, struct srv_share *sh, dev_t dev,
 }
 
 struct srv_file *srv_file_get_stream(struct srv *srv, struct srv_share *sh, dev_t dev,
-				     ino_t ino, const char *path, const char *xname)
+				     ino_t ino, const char *path, bool base_dir, const char *xname)
 {
-	return file_get(srv, sh, dev, ino, path, false, xname);
+	struct srv_file_shard *sd = shard_of(sh, dev, ino);
+	struct srv_file *f, *base = NULL, *x;
+	struct list_head *pos;
+
+	pthread_mutex_lock(&sd->lock);
+	f = NULL;
+	list_for_each(pos, &sd->files) {
+		x = list_entry(pos, struct srv_file, link);
+		if (x->dev != dev || x->ino != ino)
+			continue;
+		if (!x->stream)
+			base = x;
+		else if (!strcmp(x->stream, xname))
+			f = x;
+	}
+	if (f) {
+		f->refs++;
+		goto out_unlock;
+	}
+	/* a stream holds its base file: delete-pending, the unlink wait for it */
+	if (base) {
+		base->refs++;
+	} else {
+		base = file_new(srv, sh, dev, ino, path, base_dir, NULL);
+		if (!base)
+			goto out_unlock;
+		list_add_tail(&base->link, &sd->files);
+	}
+	f = file_new(srv, sh, dev, ino, path, false, xname);
+	if (f) {
+		f->base = base;
+		list_add_tail(&f->link, &sd->files);
+	} else if (!--base->refs) {
+		list_del(&base->link);
+		free(base->path);
+		pthread_mutex_destroy(&base->dax_lock);
+		pthread_mutex_destroy(&base->lock);
+		free(base);
+	}
+out_unlock:
+	pthread_mutex_unlock(&sd->lock);
+	return f;
+}
+
+bool srv_file_streams_refuse_delete(struct srv_file *base)
+{
+	struct srv_file_shard *sd = shard_of(base->share, base->dev, base->ino);
+	struct srv_file *v[64];
+	struct list_head *pos;
+	bool refuse = false;
+	int i, n = 0;
+
+	/* references first: the opens are read under each file's own lock */
+	pthread_mutex_lock(&sd->lock);
+	list_for_each(pos, &sd->files) {
+		struct srv_file *x = list_entry(pos, struct srv_file, link);
+
+		if (x->base == base && n < (int)(sizeof(v) / sizeof(v[0]))) {
+			x->refs++;
+			v[n++] = x;
+		}
+	}
+	pthread_mutex_unlock(&sd->lock);
+	for (i = 0; i < n; i++) {
+		pthread_mutex_lock(&v[i]->lock);
+		list_for_each(pos, &v[i]->opens) {
+			struct srv_open *e = list_entry(pos, struct srv_open, file_link);
+
+			if ((!e->disconnected || e->persistent_handle) &&
+			    !(e->share_access & FILE_SHARE_DELETE))
+				refuse = true;
+		}
+		pthread_mutex_unlock(&v[i]->lock);
+		srv_file_put(v[i]);
+	}
+	return refuse;
 }
 
 struct srv_file *srv_file_find(struct srv_share *sh, dev_t dev, ino_t ino)
@@ -224,6 +299,7 @@ static int unlink_call(void *arg)
 
 void srv_file_put(struct srv_file *f)
 {
+	struct srv_file *base;
 	struct srv_share *sh;
 	struct srv_file_shard *sd;
 	bool unlinked = false;
@@ -260,7 +336,9 @@ void srv_file_put(struct srv_file *f)
 	pthread_mutex_destroy(&f->lock);
 	free(f->path);
 	free(f->stream);
+	base = f->base;
 	free(f);
+	srv_file_put(base);
 }
 
 /* The file's lock is held: its stream's readers hold it too. */

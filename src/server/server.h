@@ -250,6 +250,7 @@ struct srv_file {
 	atomic_int direct_state[2];	/* SRV_DIRECT_* */
 	/* an alternate data stream: its xattr (file and shard locks to change) */
 	char *stream;
+	struct srv_file *base;		/* a stream's: its file (a reference) */
 };
 
 enum { SRV_DIRECT_UNTRIED, SRV_DIRECT_OPENING, SRV_DIRECT_DONE };
@@ -954,9 +955,14 @@ void srv_chanseq_done(struct srv_chanseq *cs);
 /* File table (files.c): one srv_file per (dev, ino) in a share. */
 struct srv_file *srv_file_get(struct srv *srv, struct srv_share *sh, dev_t dev,
 			      ino_t ino, const char *path, bool is_dir);
-/* The file of one stream (its xattr name) of the inode: own share modes. */
+/*
+ * The file of one stream (its xattr name) of the inode: its own share
+ * modes; it holds its base file (made if need be: base_dir says what it is).
+ */
 struct srv_file *srv_file_get_stream(struct srv *srv, struct srv_share *sh, dev_t dev,
-				     ino_t ino, const char *path, const char *xname);
+				     ino_t ino, const char *path, bool base_dir, const char *xname);
+/* A stream of base is open without FILE_SHARE_DELETE: base may not be deleted. */
+bool srv_file_streams_refuse_delete(struct srv_file *base);
 /* The stream's xattr was renamed (the file's lock held). */
 int srv_file_stream_renamed(struct srv_file *f, const char *xname);
 void srv_file_ref(struct srv_file *f);

@@ -47,6 +47,9 @@ int srv_path_stream_from_utf16(const uint8_t *name, size_t len, char *out, size_
 		*kind = n ? SRV_STREAM_DEFAULT : SRV_STREAM_NAMED;
 		*colon = 0;
 	}
+	/* no wildcards in a name (a stream's may have them), as Samba */
+	if (strpbrk(out, "*?<>\""))
+		return -E_SMB_OBJECT_NAME_INVALID;
 	for (p = out; *p; p++)
 		if (*p == '\\')
 			*p = '/';
@@ -641,10 +644,15 @@ static int create_stream(struct srv_req *req, const struct smb2_create_req *r,
 	memcpy(o->client_guid, req->conn->client_guid, sizeof(o->client_guid));
 	memset(o->lock_seq, 0xFF, sizeof(o->lock_seq));
 	o->jslot = -1;
-	o->file = srv_file_get_stream(req->conn->srv, sh, st.st_dev, st.st_ino, path, xname);
+	o->file = srv_file_get_stream(req->conn->srv, sh, st.st_dev, st.st_ino, path,
+				      S_ISDIR(st.st_mode), xname);
 	if (!o->file) {
 		ret = -ENOMEM;
 		goto out_free_open;
+	}
+	if (srv_file_delete_pending(o->file->base)) {
+		ret = -E_SMB_DELETE_PENDING;
+		goto out_put_file;
 	}
 	cx->cache.existed = action != FILE_CREATED;
 	ret = create_join_file(req, o, cx, r->disposition);
@@ -659,6 +667,8 @@ static int create_stream(struct srv_req *req, const struct smb2_create_req *r,
 			goto out_leave_file;
 		o->modified = true;
 	}
+	if (made)
+		create_set_attrs(sh, o, path, r->file_attributes, t->ident);
 	snprintf(o->owner, sizeof(o->owner), "%s", req->sess->user);
 	ret = srv_open_insert(req->sess, t, o);
 	if (ret)
@@ -730,6 +740,8 @@ int smb_create(struct srv_req *req)
 		return ret;
 	if (skind == SRV_STREAM_NAMED && (!sh->streams || sh->devdax))
 		return -E_SMB_OBJECT_NAME_INVALID;	/* as Samba without streams_xattr */
+	if (skind == SRV_STREAM_DEFAULT && r.options & FILE_DIRECTORY_FILE)
+		return -ENOTDIR;
 	access = map_access(r.desired_access, t);
 	if (sh->devdax) {
 		/* a device share: one fixed file, no names made or removed */
@@ -866,6 +878,11 @@ int smb_create(struct srv_req *req)
 	if (!o->file) {
 		ret = -ENOMEM;
 		goto out_free_open;
+	}
+	/* a stream open without FILE_SHARE_DELETE keeps its file from deletion */
+	if (access & DELETE_ACCESS && srv_file_streams_refuse_delete(o->file)) {
+		ret = -E_SMB_SHARING_VIOLATION;
+		goto out_put_file;
 	}
 	cx.cache.existed = action != FILE_CREATED;
 	ret = create_join_file(req, o, &cx, r.disposition);
