@@ -100,6 +100,20 @@ static bool is_8_3(const char *name)
 	return true;
 }
 
+/* What a class needs of the open ([MS-SMB2] 3.3.5.20.1). */
+static uint32_t query_file_access(int cls)
+{
+	switch (cls) {
+	case FileBasicInformation:
+	case FileAllInformation:
+	case FileNetworkOpenInformation:
+	case FileAttributeTagInformation:
+		return FILE_READ_ATTRIBUTES;
+	default:
+		return 0;
+	}
+}
+
 static int query_file(struct srv_req *req, struct srv_open *o,
 		      const struct smb2_query_info_req *r, struct wcur *d)
 {
@@ -108,6 +122,8 @@ static int query_file(struct srv_req *req, struct srv_open *o,
 	struct fscc_info fi;
 	int ret, nlen = 0;
 
+	if ((o->access & query_file_access(r->info_class)) != query_file_access(r->info_class))
+		return -EACCES;
 	ret = open_info(req, o, &fi);
 	if (ret)
 		return ret;
