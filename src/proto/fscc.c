@@ -54,10 +54,10 @@ uint32_t fscc_file_info_min_size(int cls)
 	case FileNameInformation:
 	case FileNormalizedNameInformation: return 4;
 	case FileAlternateNameInformation: return 8;	/* Windows' and Samba's */
-	case FileAllInformation: return 100;
+	case FileAllInformation: return 104;	/* Samba's and Windows' (a name of 4) */
 	case FileNetworkOpenInformation: return 56;
 	case FileAttributeTagInformation: return 8;
-	case FileStreamInformation: return 0;
+	case FileStreamInformation: return 32;	/* Samba's */
 	case FileCompressionInformation: return 16;
 	case FileIdInformation: return 24;
 	default: return 0;
@@ -430,13 +430,14 @@ int fscc_stream_parse(const char *part, char *name, size_t cap)
 	return 0;
 }
 
-void fscc_stream_entry_encode(struct wcur *w, long *prev, const uint8_t *name,
+bool fscc_stream_entry_encode(struct wcur *w, size_t limit, long *prev, const uint8_t *name,
 			      uint32_t name_len, uint64_t size, uint64_t alloc)
 {
-	size_t at;
+	size_t at = (w->off + 7) & ~(size_t)7;
 
+	if (at + 24 + name_len > limit)
+		return false;
 	wcur_align(w, 8);
-	at = w->off;
 	if (*prev >= 0 && !w->err && at <= w->cap)
 		put_le32(w->p + *prev, (uint32_t)(at - (size_t)*prev));
 	*prev = (long)at;
@@ -445,4 +446,5 @@ void fscc_stream_entry_encode(struct wcur *w, long *prev, const uint8_t *name,
 	wcur_le64(w, size);
 	wcur_le64(w, alloc);
 	wcur_bytes(w, name, name_len);
+	return true;
 }

@@ -108,8 +108,9 @@ int fscc_stream_parse(const char *part, char *name, size_t cap);
 /*
  * One FILE_STREAM_INFORMATION entry (name: UTF-16LE, ":NAME:$DATA"),
  * 8-byte aligned, the previous entry (*prev, -1: none) linked to it.
+ * false: it would end past limit (nothing written; whole entries only).
  */
-void fscc_stream_entry_encode(struct wcur *w, long *prev, const uint8_t *name,
+bool fscc_stream_entry_encode(struct wcur *w, size_t limit, long *prev, const uint8_t *name,
 			      uint32_t name_len, uint64_t size, uint64_t alloc);
 
 #endif

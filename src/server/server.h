@@ -1157,8 +1157,12 @@ int srv_stream_lookup(int fd, const char *name, char *xname, size_t cap);
 /* Make it empty (excl: only if it is not there). */
 int srv_stream_make(int fd, const char *xname, bool excl);
 int srv_stream_size(int fd, const char *xname, uint64_t *size);
-/* FILE_STREAM_INFORMATION of fd: ::$DATA (not for a directory), then each. */
-int srv_stream_list(struct wcur *w, int fd, bool is_dir, uint64_t size, uint64_t alloc);
+/*
+ * FILE_STREAM_INFORMATION of fd: ::$DATA (not for a directory), then
+ * each stream; whole entries up to limit. 1: some did not fit.
+ */
+int srv_stream_list(struct wcur *w, size_t limit, int fd, bool is_dir, uint64_t size,
+		    uint64_t alloc);
 /* FileRenameInformation ":NEW[:$DATA]" on a stream open. */
 int srv_stream_rename(struct srv_open *o, const char *target, bool replace);
 /* The stream's sizes in an open's wire view. */

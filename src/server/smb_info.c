@@ -130,13 +130,17 @@ static int query_file(struct srv_req *req, struct srv_open *o,
 	if (r->info_class == FileStreamInformation) {
 		struct stat st;
 
-		/* the base file's streams, from any of its opens */
+		/* the base file's streams; not from a stream's open (as Samba) */
+		if (o->file->stream)
+			return -EINVAL;
 		if (o->path_only)
 			return -EACCES;
+		if (r->output_len < fscc_file_info_min_size(FileStreamInformation))
+			return -E_SMB_INFO_LENGTH_MISMATCH;
 		if (fstat(o->fd, &st))
 			return -errno;
-		return srv_stream_list(d, o->fd, S_ISDIR(st.st_mode), (uint64_t)st.st_size,
-				       (uint64_t)st.st_blocks * 512);
+		return srv_stream_list(d, r->output_len, o->fd, S_ISDIR(st.st_mode),
+				       (uint64_t)st.st_size, (uint64_t)st.st_blocks * 512);
 	}
 	if (r->info_class == FileAllInformation ||
 	    r->info_class == FileNameInformation ||
@@ -210,6 +214,14 @@ int smb_query_info(struct srv_req *req)
 	case SMB2_0_INFO_FILE:
 		ret = query_file(req, o, &r, &d);
 		min = fscc_file_info_min_size(r.info_class);
+		if (ret == 1) {
+			/* whole entries that fit (FileStreamInformation) */
+			if (d.err)
+				return -EIO;
+			finish_out_buf(req, &d, r.output_len, min);
+			req->keep_body = true;
+			return -E_SMB_BUFFER_OVERFLOW;
+		}
 		break;
 	case SMB2_0_INFO_FILESYSTEM:
 		ret = query_fs(req, &r, &d);

@@ -258,8 +258,8 @@ const struct srv_data_ops srv_stream_ops = {
 	.size = stream_size,
 };
 
-static void list_entry_add(struct wcur *w, long *prev, const char *name, size_t nlen,
-			   uint64_t size, uint64_t alloc)
+static bool list_entry_add(struct wcur *w, size_t limit, long *prev, const char *name,
+			   size_t nlen, uint64_t size, uint64_t alloc)
 {
 	char full[SRV_STREAM_XNAME_MAX + 8];
 	uint8_t u[2 * sizeof(full)];
@@ -267,11 +267,11 @@ static void list_entry_add(struct wcur *w, long *prev, const char *name, size_t 
 
 	snprintf(full, sizeof(full), ":%.*s%s", (int)nlen, name, SRV_STREAM_SUFFIX);
 	n = utf8_to_utf16le(full, u, sizeof(u));
-	if (n > 0)
-		fscc_stream_entry_encode(w, prev, u, (uint32_t)n, size, alloc);
+	return n <= 0 || fscc_stream_entry_encode(w, limit, prev, u, (uint32_t)n, size, alloc);
 }
 
-int srv_stream_list(struct wcur *w, int fd, bool is_dir, uint64_t size, uint64_t alloc)
+int srv_stream_list(struct wcur *w, size_t limit, int fd, bool is_dir, uint64_t size,
+		    uint64_t alloc)
 {
 	char *names, *x;
 	const char *s;
@@ -280,8 +280,8 @@ int srv_stream_list(struct wcur *w, int fd, bool is_dir, uint64_t size, uint64_t
 	size_t slen;
 	int ret = 0;
 
-	if (!is_dir)
-		list_entry_add(w, &prev, "", 0, size, alloc);
+	if (!is_dir && !list_entry_add(w, limit, &prev, "", 0, size, alloc))
+		return 1;
 	names = list_names(fd, &len, &ret);
 	if (!names)
 		return ret;
@@ -293,11 +293,14 @@ int srv_stream_list(struct wcur *w, int fd, bool is_dir, uint64_t size, uint64_t
 		if (v < 0)
 			continue;	/* gone meanwhile */
 		v = v ? v - 1 : 0;
-		list_entry_add(w, &prev, s, slen, (uint64_t)v,
-			       ((uint64_t)v + 4095) & ~(uint64_t)4095);
+		if (!list_entry_add(w, limit, &prev, s, slen, (uint64_t)v,
+				    ((uint64_t)v + 4095) & ~(uint64_t)4095)) {
+			ret = 1;
+			break;
+		}
 	}
 	free(names);
-	return 0;
+	return ret;
 }
 
 int srv_stream_rename(struct srv_open *o, const char *target, bool replace)

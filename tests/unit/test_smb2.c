@@ -427,8 +427,9 @@ static void test_stream_info(void)
 
 	t_section("FILE_STREAM_INFORMATION");
 	wcur_init(&w, buf, sizeof(buf));
-	fscc_stream_entry_encode(&w, &prev, n1, 4, 5, 4096);
-	fscc_stream_entry_encode(&w, &prev, n1, 4, 7, 4096);
+	T_ASSERT(fscc_stream_entry_encode(&w, 64, &prev, n1, 4, 5, 4096));
+	T_ASSERT(fscc_stream_entry_encode(&w, 64, &prev, n1, 4, 7, 4096));
+	T_ASSERT(!fscc_stream_entry_encode(&w, 64, &prev, n1, 4, 9, 4096));
 	T_ASSERT(!w.err);
 	T_EQ(get_le32(buf), 32);		/* 24 + 4, aligned to 8 */
 	T_EQ(get_le32(buf + 4), 4);
