@@ -131,8 +131,10 @@ static int value_set(struct srv_open *o, uint8_t *buf, size_t len)
 	buf[len] = 0;
 	if (!fsetxattr(o->fd, o->file->stream, buf, len + 1, XATTR_REPLACE))
 		return 0;
-	/* more than the file system keeps in one value: Samba's answer */
-	if (errno == E2BIG || errno == ENOSPC || errno == ERANGE)
+	/* more than the file system keeps in one value: Samba's answers */
+	if (errno == E2BIG)
+		return -E_SMB_FILE_SYSTEM_LIMITATION;
+	if (errno == ENOSPC || errno == ERANGE)
 		return -ENOSPC;
 	return errno == ENODATA ? -ENOENT : -errno;
 }
@@ -174,9 +176,10 @@ static ssize_t stream_pwritev(struct srv_open *o, const struct iovec *iov, int n
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		total += iov[i].iov_len;
+	/* past what any xattr value holds: Samba's answer for a stream */
 	if (off >= VALUE_MAX || total >= VALUE_MAX - off) {
 		free(buf);
-		return -ENOSPC;
+		return -E_SMB_FILE_SYSTEM_LIMITATION;
 	}
 	pthread_mutex_lock(&o->file->lock);
 	len = value_get(o, buf);
