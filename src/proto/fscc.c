@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* [MS-FSCC] 2.4 / 2.5 information classes. */
 #include <errno.h>
+#include <string.h>
+#include <strings.h>
 
 #include "proto/fscc.h"
 #include "proto/ntstatus.h"
@@ -52,10 +54,10 @@ uint32_t fscc_file_info_min_size(int cls)
 	case FileNameInformation:
 	case FileNormalizedNameInformation: return 4;
 	case FileAlternateNameInformation: return 8;	/* Windows' and Samba's */
-	case FileAllInformation: return 100;
+	case FileAllInformation: return 104;	/* Samba's and Windows' (a name of 4) */
 	case FileNetworkOpenInformation: return 56;
 	case FileAttributeTagInformation: return 8;
-	case FileStreamInformation: return 0;
+	case FileStreamInformation: return 32;	/* Samba's */
 	case FileCompressionInformation: return 16;
 	case FileIdInformation: return 24;
 	default: return 0;
@@ -432,4 +434,59 @@ int fscc_notify_decode(const uint8_t *p, size_t len, size_t *off, uint32_t *acti
 	*name_len = n;
 	*off = next ? o + next : 0;
 	return 0;
+}
+
+/* ---- alternate data streams ---- */
+
+static size_t utf16_units(const char *s, size_t n)
+{
+	size_t i, u = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c & 0xC0) != 0x80)
+			u += c >= 0xF0 ? 2 : 1;
+	}
+	return u;
+}
+
+int fscc_stream_parse(const char *part, char *name, size_t cap)
+{
+	const char *type = strchr(part, ':');
+	size_t n = type ? (size_t)(type - part) : strlen(part);
+
+	if (type && strcasecmp(type + 1, "$DATA")) {
+		/* a second name part, or a type that is not one */
+		if (strchr(type + 1, ':') || type[1] != '$')
+			return -E_SMB_OBJECT_NAME_INVALID;
+		return -EINVAL;
+	}
+	if (!n)
+		return type ? 1 : -E_SMB_OBJECT_NAME_INVALID;
+	if (memchr(part, '/', n) || memchr(part, '\\', n) ||
+	    utf16_units(part, n) > FSCC_STREAM_NAME_MAX || n >= cap)
+		return -E_SMB_OBJECT_NAME_INVALID;
+	memcpy(name, part, n);
+	name[n] = 0;
+	return 0;
+}
+
+bool fscc_stream_entry_encode(struct wcur *w, size_t limit, long *prev, const uint8_t *name,
+			      uint32_t name_len, uint64_t size, uint64_t alloc)
+{
+	size_t at = (w->off + 7) & ~(size_t)7;
+
+	if (at + 24 + name_len > limit)
+		return false;
+	wcur_align(w, 8);
+	if (*prev >= 0 && !w->err && at <= w->cap)
+		put_le32(w->p + *prev, (uint32_t)(at - (size_t)*prev));
+	*prev = (long)at;
+	wcur_le32(w, 0);
+	wcur_le32(w, name_len);
+	wcur_le64(w, size);
+	wcur_le64(w, alloc);
+	wcur_bytes(w, name, name_len);
+	return true;
 }

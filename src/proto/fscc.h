@@ -131,4 +131,23 @@ static inline void filetime_to_unix(uint64_t ft, int64_t *sec, long *nsec)
 	}
 }
 
+/*
+ * Alternate data streams ([MS-FSCC] 2.1.5, 2.4.44). A stream part is
+ * what follows the first ':' of a name: "NAME", "NAME:$DATA" or
+ * ":$DATA" (the default stream). Its name is copied to name (UTF-8).
+ * Returns 0 (named), 1 (the default stream), -E_SMB_OBJECT_NAME_INVALID
+ * (empty, ':' '/' '\\' in the name, too long), -EINVAL (a type other
+ * than $DATA, as Samba answers).
+ */
+#define FSCC_STREAM_NAME_MAX 255	/* UTF-16 units, as NTFS */
+int fscc_stream_parse(const char *part, char *name, size_t cap);
+
+/*
+ * One FILE_STREAM_INFORMATION entry (name: UTF-16LE, ":NAME:$DATA"),
+ * 8-byte aligned, the previous entry (*prev, -1: none) linked to it.
+ * false: it would end past limit (nothing written; whole entries only).
+ */
+bool fscc_stream_entry_encode(struct wcur *w, size_t limit, long *prev, const uint8_t *name,
+			      uint32_t name_len, uint64_t size, uint64_t alloc);
+
 #endif

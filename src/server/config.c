@@ -37,6 +37,7 @@ int srv_config_init(struct srv_config *cfg)
 	cfg->multichannel = true;	/* Samba's default on Linux, ksmbd's too */
 	cfg->leases = true;		/* Samba: smb2 leases = yes */
 	cfg->oplocks = true;		/* Samba: oplocks = yes */
+	cfg->streams = -1;
 	cfg->dir_leases = true;
 	cfg->numa_node = SRV_NUMA_AUTO;
 	memset(&cfg->dos, -1, sizeof(cfg->dos));	/* Samba's defaults at start */
@@ -72,6 +73,7 @@ int srv_config_add_share(struct srv_config *cfg, const char *name,
 	sh = calloc(1, sizeof(*sh));
 	if (!sh)
 		return -ENOMEM;
+	sh->streams_want = -1;
 	v = realloc(cfg->shares, sizeof(*v) * (size_t)(cfg->nshares + 1));
 	if (!v) {
 		free(sh);
@@ -140,6 +142,20 @@ int srv_config_parse_listen(struct srv_config *cfg, const char *url)
 		return -EINVAL;
 	l->port = (unsigned int)port;
 	cfg->nlisten++;
+	return 0;
+}
+
+/* "vfs objects": rdaxd has none, but streams_xattr's streams it keeps. */
+static int8_t vfs_has_streams(const char *v)
+{
+	const char *p = v;
+	size_t n = strlen("streams_xattr");
+
+	while ((p = strcasestr(p, "streams_xattr"))) {
+		if ((p == v || strchr(" ,\t", p[-1])) && (!p[n] || strchr(" ,\t", p[n])))
+			return 1;
+		p += n;
+	}
 	return 0;
 }
 
@@ -415,6 +431,10 @@ static int global_param(struct ini_state *st, const char *name, const char *v)
 			cfg->dir_leases = b;
 		return 0;
 	}
+	if (!strcasecmp(name, "vfs objects")) {
+		cfg->streams = vfs_has_streams(v);
+		return 0;
+	}
 	if (!strcasecmp(name, "kernel oplocks") || !strcasecmp(name, "kernel share modes") ||
 	    !strcasecmp(name, "posix locking")) {
 		/* rdaxd keeps these itself: only "no" is what it does */
@@ -522,6 +542,10 @@ static int share_param(struct ini_state *st, const char *name, const char *v)
 	struct srv_share *sh = st->share;
 	bool b;
 
+	if (!strcasecmp(name, "vfs objects")) {
+		sh->streams_want = vfs_has_streams(v);
+		return 0;
+	}
 	if (!strcasecmp(name, "path")) {
 		if (!*v)
 			return -EINVAL;
@@ -773,6 +797,9 @@ int srv_config_finish(struct srv_config *cfg)
 			sh->guest_ok = sh->guest_ok || cfg->guest_ok_default;
 		if (!sh->oplocks_set)
 			sh->oplocks = cfg->oplocks;
+		/* as Samba's vfs_streams_xattr, unless "vfs objects" leaves it out */
+		sh->streams = sh->streams_want >= 0 ? sh->streams_want
+			      : cfg->streams >= 0 ? cfg->streams : true;
 		srv_dos_opts_resolve(&sh->dos, &cfg->dos);
 		ret = share_force(sh);
 		if (ret)

@@ -21,20 +21,15 @@ static struct dax_file *dax_of(const struct srv_open *o)
 	return o->file && !o->is_dir ? o->file->dax : NULL;
 }
 
-int srv_fstat(struct srv_open *o, struct stat *st)
-{
-	return fstat(o->fd, st) ? -errno : 0;
-}
-
-ssize_t srv_preadv(struct srv_open *o, const struct iovec *iov, int n, uint64_t off)
+static ssize_t file_preadv(struct srv_open *o, const struct iovec *iov, int n, uint64_t off)
 {
 	struct dax_file *d = dax_of(o);
 
 	return d ? dax_preadv(d, iov, n, off) : store_preadv(o->fd, iov, n, off);
 }
 
-ssize_t srv_pwritev(struct srv_open *o, const struct iovec *iov, int n,
-		    uint64_t off, bool sync)
+static ssize_t file_pwritev(struct srv_open *o, const struct iovec *iov, int n,
+			    uint64_t off, bool sync)
 {
 	struct dax_file *d = dax_of(o);
 
@@ -42,7 +37,7 @@ ssize_t srv_pwritev(struct srv_open *o, const struct iovec *iov, int n,
 }
 
 /* DAX data is persistent already; fdatasync still covers metadata. */
-int srv_fflush(struct srv_open *o)
+static int file_flush(struct srv_open *o)
 {
 	struct dax_file *d = dax_of(o);
 
@@ -51,18 +46,77 @@ int srv_fflush(struct srv_open *o)
 	return store_flush(o->fd);
 }
 
-int srv_ftruncate(struct srv_open *o, uint64_t size)
+static int file_truncate(struct srv_open *o, uint64_t size)
 {
 	struct dax_file *d = dax_of(o);
 
 	return d ? dax_truncate(d, size) : store_truncate(o->fd, size);
 }
 
-int srv_fallocate(struct srv_open *o, uint64_t size)
+static int file_allocate(struct srv_open *o, uint64_t size)
 {
 	struct dax_file *d = dax_of(o);
 
 	return d ? dax_allocate(d, size) : store_allocate(o->fd, size);
+}
+
+static const struct srv_data_ops file_ops = {
+	.preadv = file_preadv,
+	.pwritev = file_pwritev,
+	.flush = file_flush,
+	.truncate = file_truncate,
+	.allocate = file_allocate,
+	.size = NULL,			/* fstat's */
+};
+
+/* The one place an open's data path is chosen: its file or a stream. */
+static const struct srv_data_ops *ops_of(const struct srv_open *o)
+{
+	return o->file && o->file->stream ? &srv_stream_ops : &file_ops;
+}
+
+int srv_fstat(struct srv_open *o, struct stat *st)
+{
+	const struct srv_data_ops *ops = ops_of(o);
+	uint64_t size;
+	int ret;
+
+	if (fstat(o->fd, st))
+		return -errno;
+	if (!ops->size)
+		return 0;
+	ret = ops->size(o, &size);
+	if (!ret) {
+		st->st_size = (off_t)size;
+		st->st_blocks = (blkcnt_t)((size + 511) / 512);
+	}
+	return ret;
+}
+
+ssize_t srv_preadv(struct srv_open *o, const struct iovec *iov, int n, uint64_t off)
+{
+	return ops_of(o)->preadv(o, iov, n, off);
+}
+
+ssize_t srv_pwritev(struct srv_open *o, const struct iovec *iov, int n,
+		    uint64_t off, bool sync)
+{
+	return ops_of(o)->pwritev(o, iov, n, off, sync);
+}
+
+int srv_fflush(struct srv_open *o)
+{
+	return ops_of(o)->flush(o);
+}
+
+int srv_ftruncate(struct srv_open *o, uint64_t size)
+{
+	return ops_of(o)->truncate(o, size);
+}
+
+int srv_fallocate(struct srv_open *o, uint64_t size)
+{
+	return ops_of(o)->allocate(o, size);
 }
 
 /*
@@ -82,7 +136,9 @@ int srv_copy_range(struct srv_open *src, uint64_t src_off, struct srv_open *dst,
 	int ret = 0;
 
 	*copied = 0;
-	if (!(ds && dax_is_device(ds)) && !(dd && dax_is_device(dd))) {
+	/* a stream's data is no file range: copied through the buffers */
+	if (!(ds && dax_is_device(ds)) && !(dd && dax_is_device(dd)) &&
+	    ops_of(src) == &file_ops && ops_of(dst) == &file_ops) {
 		ret = store_copy_range(src->fd, src_off, dst->fd, dst_off, len, copied);
 		if (!ret && dd && *copied)
 			ret = store_flush(dst->fd);
@@ -216,7 +272,7 @@ int srv_file_direct_fd(struct srv_open *o, bool write)
 	struct direct_call dc = { o, write };
 	int expect = SRV_DIRECT_UNTRIED, fd;
 
-	if (!f || o->is_dir || o->path_only)
+	if (!f || o->is_dir || o->path_only || ops_of(o) != &file_ops)
 		return -1;
 	if (atomic_load_explicit(&f->direct_state[write], memory_order_acquire) == SRV_DIRECT_DONE)
 		return f->direct_fd[write];

@@ -23,15 +23,24 @@ static struct srv_file_shard *shard_of(struct srv_share *sh, dev_t dev, ino_t in
 	return &sh->shards[(h >> 58) % SRV_FILE_SHARDS];
 }
 
+/* Base files and each stream of them are files of their own. */
+static bool same_stream(const struct srv_file *f, const char *xname)
+{
+	return !f->stream ? !xname : xname && !strcmp(f->stream, xname);
+}
+
 static struct srv_file *file_new(struct srv *srv, struct srv_share *sh, dev_t dev,
-				 ino_t ino, const char *path, bool is_dir)
+				 ino_t ino, const char *path, bool is_dir, const char *xname)
 {
 	struct srv_file *f = calloc(1, sizeof(*f));
 
 	if (!f)
 		return NULL;
 	f->path = strdup(path);
-	if (!f->path) {
+	f->stream = xname ? strdup(xname) : NULL;
+	if (!f->path || (xname && !f->stream)) {
+		free(f->path);
+		free(f->stream);
 		free(f);
 		return NULL;
 	}
@@ -52,8 +61,8 @@ static struct srv_file *file_new(struct srv *srv, struct srv_share *sh, dev_t de
 	return f;
 }
 
-struct srv_file *srv_file_get(struct srv *srv, struct srv_share *sh, dev_t dev,
-			      ino_t ino, const char *path, bool is_dir)
+static struct srv_file *file_get(struct srv *srv, struct srv_share *sh, dev_t dev,
+				  ino_t ino, const char *path, bool is_dir, const char *xname)
 {
 	struct srv_file_shard *sd = shard_of(sh, dev, ino);
 	struct list_head *pos;
@@ -62,17 +71,104 @@ struct srv_file *srv_file_get(struct srv *srv, struct srv_share *sh, dev_t dev,
 	pthread_mutex_lock(&sd->lock);
 	list_for_each(pos, &sd->files) {
 		f = list_entry(pos, struct srv_file, link);
-		if (f->dev == dev && f->ino == ino) {
+		if (f->dev == dev && f->ino == ino && same_stream(f, xname)) {
 			f->refs++;
 			goto out_unlock;
 		}
 	}
-	f = file_new(srv, sh, dev, ino, path, is_dir);
+	f = file_new(srv, sh, dev, ino, path, is_dir, xname);
 	if (f)
 		list_add_tail(&f->link, &sd->files);
 out_unlock:
 	pthread_mutex_unlock(&sd->lock);
 	return f;
+}
+
+struct srv_file *srv_file_get(struct srv *srv, struct srv_share *sh, dev_t dev,
+			      ino_t ino, const char *path, bool is_dir)
+{
+	return file_get(srv, sh, dev, ino, path, is_dir, NULL);
+}
+
+struct srv_file *srv_file_get_stream(struct srv *srv, struct srv_share *sh, dev_t dev,
+				     ino_t ino, const char *path, bool base_dir, const char *xname)
+{
+	struct srv_file_shard *sd = shard_of(sh, dev, ino);
+	struct srv_file *f, *base = NULL, *x;
+	struct list_head *pos;
+
+	pthread_mutex_lock(&sd->lock);
+	f = NULL;
+	list_for_each(pos, &sd->files) {
+		x = list_entry(pos, struct srv_file, link);
+		if (x->dev != dev || x->ino != ino)
+			continue;
+		if (!x->stream)
+			base = x;
+		else if (!strcmp(x->stream, xname))
+			f = x;
+	}
+	if (f) {
+		f->refs++;
+		goto out_unlock;
+	}
+	/* a stream holds its base file: delete-pending, the unlink wait for it */
+	if (base) {
+		base->refs++;
+	} else {
+		base = file_new(srv, sh, dev, ino, path, base_dir, NULL);
+		if (!base)
+			goto out_unlock;
+		list_add_tail(&base->link, &sd->files);
+	}
+	f = file_new(srv, sh, dev, ino, path, false, xname);
+	if (f) {
+		f->base = base;
+		list_add_tail(&f->link, &sd->files);
+	} else if (!--base->refs) {
+		list_del(&base->link);
+		free(base->path);
+		pthread_mutex_destroy(&base->dax_lock);
+		pthread_mutex_destroy(&base->lock);
+		free(base);
+	}
+out_unlock:
+	pthread_mutex_unlock(&sd->lock);
+	return f;
+}
+
+bool srv_file_streams_refuse_delete(struct srv_file *base)
+{
+	struct srv_file_shard *sd = shard_of(base->share, base->dev, base->ino);
+	struct srv_file *v[64];
+	struct list_head *pos;
+	bool refuse = false;
+	int i, n = 0;
+
+	/* references first: the opens are read under each file's own lock */
+	pthread_mutex_lock(&sd->lock);
+	list_for_each(pos, &sd->files) {
+		struct srv_file *x = list_entry(pos, struct srv_file, link);
+
+		if (x->base == base && n < (int)(sizeof(v) / sizeof(v[0]))) {
+			x->refs++;
+			v[n++] = x;
+		}
+	}
+	pthread_mutex_unlock(&sd->lock);
+	for (i = 0; i < n; i++) {
+		pthread_mutex_lock(&v[i]->lock);
+		list_for_each(pos, &v[i]->opens) {
+			struct srv_open *e = list_entry(pos, struct srv_open, file_link);
+
+			if ((!e->disconnected || e->persistent_handle) &&
+			    !(e->share_access & FILE_SHARE_DELETE))
+				refuse = true;
+		}
+		pthread_mutex_unlock(&v[i]->lock);
+		srv_file_put(v[i]);
+	}
+	return refuse;
 }
 
 struct srv_file *srv_file_find(struct srv_share *sh, dev_t dev, ino_t ino)
@@ -85,7 +181,7 @@ struct srv_file *srv_file_find(struct srv_share *sh, dev_t dev, ino_t ino)
 	list_for_each(pos, &sd->files) {
 		struct srv_file *x = list_entry(pos, struct srv_file, link);
 
-		if (x->dev == dev && x->ino == ino) {
+		if (x->dev == dev && x->ino == ino && !x->stream) {
 			x->refs++;
 			f = x;
 			break;
@@ -196,11 +292,14 @@ static int unlink_call(void *arg)
 {
 	struct unlink_call *uc = arg;
 
+	if (uc->f->stream)
+		return srv_stream_remove(uc->sh, uc->f->path, uc->f->stream);
 	return store_unlink(&uc->sh->root, uc->f->path, uc->f->is_dir);
 }
 
 void srv_file_put(struct srv_file *f)
 {
+	struct srv_file *base;
 	struct srv_share *sh;
 	struct srv_file_shard *sd;
 	bool unlinked = false;
@@ -229,14 +328,33 @@ void srv_file_put(struct srv_file *f)
 		unlinked = !ret;
 	}
 	pthread_mutex_unlock(&sd->lock);
-	if (unlinked)
+	if (unlinked && !f->stream)
 		srv_dir_lease_break(f->srv, sh, f->path, NULL);
 	srv_file_detach_dax(sh, f);
 	srv_ident_put(&f->delete_ident);
 	pthread_mutex_destroy(&f->dax_lock);
 	pthread_mutex_destroy(&f->lock);
 	free(f->path);
+	free(f->stream);
+	base = f->base;
 	free(f);
+	srv_file_put(base);
+}
+
+/* The file's lock is held: its stream's readers hold it too. */
+int srv_file_stream_renamed(struct srv_file *f, const char *xname)
+{
+	struct srv_file_shard *sd = shard_of(f->share, f->dev, f->ino);
+	char *nx = strdup(xname), *old;
+
+	if (!nx)
+		return -ENOMEM;
+	pthread_mutex_lock(&sd->lock);
+	old = f->stream;
+	f->stream = nx;
+	pthread_mutex_unlock(&sd->lock);
+	free(old);
+	return 0;
 }
 
 bool srv_file_delete_pending(struct srv_file *f)

@@ -109,6 +109,10 @@ struct srv_share {
 	char ca_journal[4096];		/* "ca journal", default in the state directory */
 	struct srv_journal *journal;
 	bool from_cli;			/* --share */
+	/* alternate data streams in xattrs (streams.c): "vfs objects" names
+	 * streams_xattr, or is not given; -1 until resolved */
+	int8_t streams_want;
+	bool streams;
 	bool ipc;
 	struct srv_dos_opts dos;
 	atomic_bool dos_noxattr_logged;	/* a file system without user xattrs, once */
@@ -164,6 +168,7 @@ struct srv_config {
 	char interfaces[1024];		/* "interfaces": what interface info names */
 	char state_dir[4096];		/* "state directory": CA journals */
 	bool guest_ok_default;		/* [global] guest ok */
+	int8_t streams;			/* [global] "vfs objects": -1 not given */
 	struct srv_dos_opts dos;	/* [global]: every share's default */
 	uint16_t min_dialect;
 	uint16_t max_dialect;
@@ -260,6 +265,9 @@ struct srv_file {
 	/* O_DIRECT twins for aligned I/O, read-only [0] and read-write [1] */
 	int direct_fd[2];		/* or -1 */
 	atomic_int direct_state[2];	/* SRV_DIRECT_* */
+	/* an alternate data stream: its xattr (file and shard locks to change) */
+	char *stream;
+	struct srv_file *base;		/* a stream's: its file (a reference) */
 };
 
 enum { SRV_DIRECT_UNTRIED, SRV_DIRECT_OPENING, SRV_DIRECT_DONE };
@@ -981,6 +989,16 @@ void srv_chanseq_done(struct srv_chanseq *cs);
 /* File table (files.c): one srv_file per (dev, ino) in a share. */
 struct srv_file *srv_file_get(struct srv *srv, struct srv_share *sh, dev_t dev,
 			      ino_t ino, const char *path, bool is_dir);
+/*
+ * The file of one stream (its xattr name) of the inode: its own share
+ * modes; it holds its base file (made if need be: base_dir says what it is).
+ */
+struct srv_file *srv_file_get_stream(struct srv *srv, struct srv_share *sh, dev_t dev,
+				     ino_t ino, const char *path, bool base_dir, const char *xname);
+/* A stream of base is open without FILE_SHARE_DELETE: base may not be deleted. */
+bool srv_file_streams_refuse_delete(struct srv_file *base);
+/* The stream's xattr was renamed (the file's lock held). */
+int srv_file_stream_renamed(struct srv_file *f, const char *xname);
 void srv_file_ref(struct srv_file *f);
 /* The file if it is open (a reference), else NULL. */
 struct srv_file *srv_file_find(struct srv_share *sh, dev_t dev, ino_t ino);
@@ -1132,11 +1150,60 @@ int srv_durable_reconnect(struct srv_req *req, const struct srv_durable_req *d,
 
 /*
  * SMB path (UTF-16LE, '\' separated) to a share-relative UTF-8 path.
- * Rejects NUL, streams and malformed names with E_SMB_OBJECT_NAME_INVALID.
+ * Rejects NUL and malformed names with E_SMB_OBJECT_NAME_INVALID; a named
+ * stream with -ENOENT.
  */
 int srv_path_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap);
+/* The same with a stream part (fscc_stream_parse): its name and kind. */
+enum { SRV_STREAM_NONE, SRV_STREAM_DEFAULT, SRV_STREAM_NAMED };
+int srv_path_stream_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap,
+			       char *stream, size_t scap, int *kind);
 /* The inverse, with a leading '\' when lead is set. */
 int srv_path_to_utf16(const char *path, bool lead, uint8_t *out, size_t cap);
+
+/*
+ * Where an open's data is: the file (store or DAX mapping, fileio.c) or
+ * an alternate data stream (an xattr, streams.c). Chosen once per open.
+ */
+struct srv_data_ops {
+	ssize_t (*preadv)(struct srv_open *o, const struct iovec *iov, int n, uint64_t off);
+	ssize_t (*pwritev)(struct srv_open *o, const struct iovec *iov, int n,
+			   uint64_t off, bool sync);
+	int (*flush)(struct srv_open *o);
+	int (*truncate)(struct srv_open *o, uint64_t size);
+	int (*allocate)(struct srv_open *o, uint64_t size);
+	int (*size)(struct srv_open *o, uint64_t *size);
+};
+
+/*
+ * ---- alternate data streams (streams.c) ----
+ *
+ * Kept as Samba's vfs_streams_xattr keeps them, so a share moves between
+ * the two with its streams: stream NAME of a file or directory is the
+ * xattr "user.DosStream.NAME:$DATA", its value the data and one NUL.
+ */
+#define SRV_STREAM_PREFIX "user.DosStream."
+#define SRV_STREAM_SUFFIX ":$DATA"
+#define SRV_STREAM_XNAME_MAX 256	/* XATTR_NAME_MAX + 1 */
+extern const struct srv_data_ops srv_stream_ops;
+/* The xattr of stream name on fd: 1 it exists (any case), 0 not; -errno. */
+int srv_stream_lookup(int fd, const char *name, char *xname, size_t cap);
+/* Make it empty (excl: only if it is not there). */
+int srv_stream_make(int fd, const char *xname, bool excl);
+int srv_stream_size(int fd, const char *xname, uint64_t *size);
+/*
+ * FILE_STREAM_INFORMATION of fd: ::$DATA (not for a directory), then
+ * each stream; whole entries up to limit. 1: some did not fit.
+ */
+int srv_stream_list(struct wcur *w, size_t limit, int fd, bool is_dir, uint64_t size,
+		    uint64_t alloc);
+/* FileRenameInformation ":NEW[:$DATA]" on a stream open. */
+int srv_stream_rename(struct srv_open *o, const char *target, bool replace);
+/* The stream's sizes in an open's wire view. */
+struct fscc_info;
+void srv_stream_info(struct srv_open *o, struct fscc_info *fi);
+/* Delete on close: the xattr goes (as the calling thread's identity). */
+int srv_stream_remove(struct srv_share *sh, const char *path, const char *xname);
 
 /* File data and metadata of an open, through the share's store. */
 int srv_fstat(struct srv_open *o, struct stat *st);

@@ -24,26 +24,35 @@
 
 /* ---- paths ---- */
 
-int srv_path_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap)
+int srv_path_stream_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap,
+			       char *stream, size_t scap, int *kind)
 {
 	char *p, *q, *colon;
 	int n;
 
+	*kind = SRV_STREAM_NONE;
 	n = utf16le_to_utf8(name, len, out, cap);
 	if (n == -E2BIG)
 		return -ENAMETOOLONG;
 	if (n < 0)
 		return -E_SMB_OBJECT_NAME_INVALID;
+	colon = strchr(out, ':');
+	if (colon) {
+		/* a stream of the last component only */
+		if (strchr(colon, '\\'))
+			return -E_SMB_OBJECT_NAME_INVALID;
+		n = fscc_stream_parse(colon + 1, stream, scap);
+		if (n < 0)
+			return n;
+		*kind = n ? SRV_STREAM_DEFAULT : SRV_STREAM_NAMED;
+		*colon = 0;
+	}
+	/* no wildcards in a name (a stream's may have them), as Samba */
+	if (strpbrk(out, "*?<>\""))
+		return -E_SMB_OBJECT_NAME_INVALID;
 	for (p = out; *p; p++)
 		if (*p == '\\')
 			*p = '/';
-	colon = strchr(out, ':');
-	if (colon) {
-		/* only the unnamed data stream exists */
-		if (strcasecmp(colon, "::$DATA"))
-			return -ENOENT;
-		*colon = 0;
-	}
 	/* strip leading and trailing separators */
 	for (p = out; *p == '/'; p++)
 		;
@@ -70,6 +79,17 @@ int srv_path_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap)
 		p = q + 1;
 	}
 	return 0;
+}
+
+int srv_path_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap)
+{
+	char stream[SRV_STREAM_XNAME_MAX];
+	int kind, ret;
+
+	ret = srv_path_stream_from_utf16(name, len, out, cap, stream, sizeof(stream), &kind);
+	if (!ret && kind == SRV_STREAM_NAMED)
+		return -ENOENT;
+	return ret;
 }
 
 int srv_path_to_utf16(const char *path, bool lead, uint8_t *out, size_t cap)
@@ -384,6 +404,8 @@ static int create_answer(struct srv_req *req, struct srv_open *o, const struct c
 	if (ret)
 		return ret;
 	srv_attr_to_info(&a, o->initial_alloc, &fi);
+	if (o->file->stream)
+		srv_stream_info(o, &fi);
 	rsp.oplock = srv_oplock_level(o);
 	rsp.action = action;
 	rsp.t = fi.t;
@@ -572,18 +594,170 @@ out_free_open:
 	return ret;
 }
 
+/* The base file of a stream, opened (made if the disposition says so). */
+static int stream_base_open(struct srv_share *sh, const char *path,
+			    const struct smb2_create_req *r, uint32_t *access,
+			    bool *made, struct stat *st, int *fd)
+{
+	int ret, flags = O_NONBLOCK | O_NOCTTY;
+
+	*made = false;
+	ret = store_stat(&sh->root, path, st);
+	if (ret == -ENOENT) {
+		if (r->disposition == FILE_OPEN || r->disposition == FILE_OVERWRITE)
+			return not_found_err(&sh->root, path);
+		ret = store_open(&sh->root, path, flags | O_CREAT | O_EXCL | O_RDWR, 0644, fd);
+		if (ret == -ENOENT)
+			return not_found_err(&sh->root, path);
+		*made = !ret;
+		return ret ? ret : fstat(*fd, st) ? -errno : 0;
+	}
+	if (ret)
+		return ret;
+	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode))
+		return -EACCES;
+	if (S_ISDIR(st->st_mode))
+		return store_open(&sh->root, path, O_RDONLY | O_DIRECTORY, 0, fd);
+	if (*access & DATA_WRITE) {
+		ret = store_open(&sh->root, path, flags | O_RDWR, 0, fd);
+		if ((ret != -EACCES && ret != -EPERM) ||
+		    r->desired_access & (DATA_WRITE | GENERIC_WRITE | GENERIC_ALL))
+			return ret;
+		*access &= ~(DATA_WRITE | FILE_WRITE_ATTRIBUTES | FILE_WRITE_EA);
+	}
+	return store_open(&sh->root, path, flags | O_RDONLY, 0, fd);
+}
+
+/*
+ * CREATE of "path:stream": the base file (made first if need be) is
+ * opened, the stream's xattr made, overwritten or opened, and the open
+ * joins the stream's own srv_file. Its data goes through srv_stream_ops.
+ */
+static int create_stream(struct srv_req *req, const struct smb2_create_req *r,
+			 struct create_ctxs *cx, const char *path, const char *sname,
+			 uint32_t access)
+{
+	struct srv_tree *t = req->tree;
+	struct srv_share *sh = t->share;
+	char xname[SRV_STREAM_XNAME_MAX];
+	bool made, truncate = false;
+	uint32_t action;
+	struct srv_open *o;
+	struct stat st;
+	int ret, fd = -1;
+
+	if (r->options & FILE_DIRECTORY_FILE)
+		return -ENOTDIR;		/* a stream is never a directory */
+	ret = stream_base_open(sh, path, r, &access, &made, &st, &fd);
+	if (ret)
+		return ret;
+	ret = srv_stream_lookup(fd, sname, xname, sizeof(xname));
+	if (ret < 0)
+		goto out_close_fd;
+	if (ret) {
+		if (r->disposition == FILE_CREATE) {
+			ret = -EEXIST;
+			goto out_close_fd;
+		}
+		truncate = r->disposition == FILE_OVERWRITE ||
+			   r->disposition == FILE_OVERWRITE_IF ||
+			   r->disposition == FILE_SUPERSEDE;
+		action = r->disposition == FILE_SUPERSEDE ? FILE_SUPERSEDED :
+			 truncate ? FILE_OVERWRITTEN : FILE_OPENED;
+	} else {
+		if (r->disposition == FILE_OPEN || r->disposition == FILE_OVERWRITE) {
+			ret = -ENOENT;
+			goto out_close_fd;
+		}
+		action = FILE_CREATED;
+	}
+	if (action != FILE_OPENED && t->read_only) {
+		ret = -EACCES;
+		goto out_close_fd;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		ret = -ENOMEM;
+		goto out_close_fd;
+	}
+	o->fd = fd;
+	o->srv = req->conn->srv;
+	o->share = sh;
+	o->ident = srv_ident_get(t->ident);
+	o->access = access;
+	o->share_access = r->share_access;
+	o->sharing = access | (truncate ? FILE_WRITE_DATA : 0);
+	o->write_through = r->options & FILE_WRITE_THROUGH;
+	o->delete_on_close = r->options & FILE_DELETE_ON_CLOSE;
+	memcpy(o->client_guid, req->conn->client_guid, sizeof(o->client_guid));
+	memset(o->lock_seq, 0xFF, sizeof(o->lock_seq));
+	o->jslot = -1;
+	o->file = srv_file_get_stream(req->conn->srv, sh, st.st_dev, st.st_ino, path,
+				      S_ISDIR(st.st_mode), xname);
+	if (!o->file) {
+		ret = -ENOMEM;
+		goto out_free_open;
+	}
+	if (srv_file_delete_pending(o->file->base)) {
+		ret = -E_SMB_DELETE_PENDING;
+		goto out_put_file;
+	}
+	cx->cache.existed = action != FILE_CREATED;
+	ret = create_join_file(req, o, cx, r->disposition);
+	if (ret)
+		goto out_put_file;
+	if (action == FILE_CREATED || truncate) {
+		/* an empty value, as Samba makes it; a racing creator loses */
+		ret = srv_stream_make(fd, xname, action == FILE_CREATED);
+		if (ret == -ENOSPC || ret == -E2BIG)
+			ret = -ENOSPC;
+		if (ret)
+			goto out_leave_file;
+		o->modified = true;
+	}
+	if (made)
+		create_set_attrs(sh, o, path, r->file_attributes, t->ident);
+	snprintf(o->owner, sizeof(o->owner), "%s", req->sess->user);
+	ret = srv_open_insert(req->sess, t, o);
+	if (ret)
+		goto out_leave_file;
+	ret = srv_req_hold(req, srv_open_ref(o));
+	if (ret)
+		return ret;
+	ret = create_answer(req, o, cx, action);
+	if (ret) {
+		srv_open_close(o);
+		return ret;
+	}
+	if (made)
+		srv_dir_lease_break(req->conn->srv, sh, path, o);
+	return 0;
+out_leave_file:
+	srv_open_leave_file(o);
+out_put_file:
+	srv_file_put(o->file);
+out_free_open:
+	srv_ident_put(&o->ident);
+	free(o);
+out_close_fd:
+	if (made)
+		store_unlink(&sh->root, path, false);
+	close(fd);
+	return ret;
+}
+
 int smb_create(struct srv_req *req)
 {
 	struct srv_tree *t = req->tree;
 	struct srv_share *sh = t->share;
 	struct smb2_create_req r;
 	struct create_ctxs cx;
-	char path[SRV_PATH_MAX];
+	char path[SRV_PATH_MAX], sname[SRV_STREAM_XNAME_MAX];
 	struct srv_open *o;
 	struct stat st;
 	uint32_t access, action;
 	bool exists, is_dir, truncate = false, path_only = false;
-	int ret, fd = -1;
+	int ret, fd = -1, skind;
 
 	ret = smb2_create_req_decode(req->pdu, req->len, &r);
 	if (ret)
@@ -608,9 +782,14 @@ int smb_create(struct srv_req *req)
 	/* no temporary directory (Samba: an IFS kit test) */
 	if (r.options & FILE_DIRECTORY_FILE && r.file_attributes & FILE_ATTRIBUTE_TEMPORARY)
 		return -EINVAL;
-	ret = srv_path_from_utf16(r.name.p, r.name.len, path, sizeof(path));
+	ret = srv_path_stream_from_utf16(r.name.p, r.name.len, path, sizeof(path),
+					 sname, sizeof(sname), &skind);
 	if (ret)
 		return ret;
+	if (skind == SRV_STREAM_NAMED && (!sh->streams || sh->devdax))
+		return -E_SMB_OBJECT_NAME_INVALID;	/* as Samba without streams_xattr */
+	if (skind == SRV_STREAM_DEFAULT && r.options & FILE_DIRECTORY_FILE)
+		return -ENOTDIR;
 	access = map_access(r.desired_access, t);
 	if (sh->devdax) {
 		/* a device share: one fixed file, no names made or removed */
@@ -628,12 +807,17 @@ int smb_create(struct srv_req *req)
 		    (r.disposition != FILE_OPEN && r.disposition != FILE_OPEN_IF))
 			return -EACCES;
 	}
+	if (skind == SRV_STREAM_NAMED)
+		return create_stream(req, &r, &cx, path, sname, access);
 
 	ret = store_stat(&sh->root, path, &st);
 	if (ret && ret != -ENOENT)
 		return ret;
 	exists = !ret;
 	is_dir = exists && S_ISDIR(st.st_mode);
+	/* a directory has named streams but no data stream */
+	if (is_dir && skind == SRV_STREAM_DEFAULT)
+		return -E_SMB_FILE_IS_A_DIRECTORY;
 	if (exists) {
 		if (r.disposition == FILE_CREATE)
 			return -EEXIST;
@@ -742,6 +926,11 @@ int smb_create(struct srv_req *req)
 	if (!o->file) {
 		ret = -ENOMEM;
 		goto out_free_open;
+	}
+	/* a stream open without FILE_SHARE_DELETE keeps its file from deletion */
+	if (access & DELETE_ACCESS && srv_file_streams_refuse_delete(o->file)) {
+		ret = -E_SMB_SHARING_VIOLATION;
+		goto out_put_file;
 	}
 	cx.cache.existed = action != FILE_CREATED;
 	ret = create_join_file(req, o, &cx, r.disposition);

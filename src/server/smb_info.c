@@ -47,6 +47,8 @@ static int open_info(struct srv_req *req, struct srv_open *o, struct fscc_info *
 	if (ret)
 		return ret;
 	srv_attr_to_info(&a, o->initial_alloc, fi);
+	if (o->file->stream)
+		srv_stream_info(o, fi);
 	fi->access = o->access;
 	fi->position = o->position;
 	fi->mode = o->mode;
@@ -115,6 +117,20 @@ static int query_pipe(const struct smb2_query_info_req *r, struct wcur *d)
 	return fscc_file_info_encode(d, r->info_class, &fi, NULL, 0);
 }
 
+/* What a class needs of the open ([MS-SMB2] 3.3.5.20.1). */
+static uint32_t query_file_access(int cls)
+{
+	switch (cls) {
+	case FileBasicInformation:
+	case FileAllInformation:
+	case FileNetworkOpenInformation:
+	case FileAttributeTagInformation:
+		return FILE_READ_ATTRIBUTES;
+	default:
+		return 0;
+	}
+}
+
 static int query_file(struct srv_req *req, struct srv_open *o,
 		      const struct smb2_query_info_req *r, struct wcur *d)
 {
@@ -123,9 +139,26 @@ static int query_file(struct srv_req *req, struct srv_open *o,
 	struct fscc_info fi;
 	int ret, nlen = 0;
 
+	if ((o->access & query_file_access(r->info_class)) != query_file_access(r->info_class))
+		return -EACCES;
 	ret = open_info(req, o, &fi);
 	if (ret)
 		return ret;
+	if (r->info_class == FileStreamInformation) {
+		struct stat st;
+
+		/* the base file's streams; not from a stream's open (as Samba) */
+		if (o->file->stream)
+			return -EINVAL;
+		if (o->path_only)
+			return -EACCES;
+		if (r->output_len < fscc_file_info_min_size(FileStreamInformation))
+			return -E_SMB_INFO_LENGTH_MISMATCH;
+		if (fstat(o->fd, &st))
+			return -errno;
+		return srv_stream_list(d, r->output_len, o->fd, S_ISDIR(st.st_mode),
+				       (uint64_t)st.st_size, (uint64_t)st.st_blocks * 512);
+	}
 	if (r->info_class == FileAllInformation ||
 	    r->info_class == FileNameInformation ||
 	    r->info_class == FileNormalizedNameInformation) {
@@ -205,6 +238,14 @@ int smb_query_info(struct srv_req *req)
 	case SMB2_0_INFO_FILE:
 		ret = query_file(req, o, &r, &d);
 		min = fscc_file_info_min_size(r.info_class);
+		if (ret == 1) {
+			/* whole entries that fit (FileStreamInformation) */
+			if (d.err)
+				return -EIO;
+			finish_out_buf(req, &d, r.output_len, min);
+			req->keep_body = true;
+			return -E_SMB_BUFFER_OVERFLOW;
+		}
 		break;
 	case SMB2_0_INFO_FILESYSTEM:
 		ret = query_fs(req, &r, &d);
@@ -341,6 +382,26 @@ static int target_path(const struct smb2_buf *b, char *out, size_t cap)
 	return srv_path_from_utf16(b->p + 20, nlen, out, cap);
 }
 
+/* A stream renamed to ":NEW[:$DATA]" of the same file. */
+static int rename_stream(struct srv_open *o, const struct smb2_buf *b, bool link)
+{
+	char target[SRV_STREAM_XNAME_MAX * 3];
+	uint32_t nlen;
+	int n;
+
+	if (link || !o->file->stream)
+		return -EINVAL;		/* a file to a stream: not done (Samba: neither) */
+	if (b->len < 20 || get_le64(b->p + 8))
+		return -EINVAL;
+	nlen = get_le32(b->p + 16);
+	if (!range_ok(20, nlen, b->len) || !nlen)
+		return -EINVAL;
+	n = utf16le_to_utf8(b->p + 20, nlen, target, sizeof(target));
+	if (n < 0 || target[0] != ':')
+		return n == -E2BIG || n >= 0 ? -E_SMB_OBJECT_NAME_INVALID : -EINVAL;
+	return srv_stream_rename(o, target + 1, b->p[0]);
+}
+
 /* Others' handle leases break before a rename under a lease goes on. */
 static int rename_wait_handle_leases(struct srv_req *req, struct srv_open *o)
 {
@@ -370,6 +431,8 @@ static int set_rename(struct srv_req *req, struct srv_open *o, const struct smb2
 
 	if ((!(o->access & DELETE_ACCESS) && !link) || sh->devdax)
 		return -EACCES;
+	if (o->file->stream || (b->len >= 22 && b->p[20] == ':' && !b->p[21]))
+		return rename_stream(o, b, link);
 	ret = target_path(b, to, sizeof(to));
 	if (ret)
 		return ret;
@@ -460,8 +523,9 @@ int smb_set_info(struct srv_req *req)
 			struct stat st;
 			uint64_t a = get_le64(r.data.p);
 
-			if (fstat(o->fd, &st))
-				return -errno;
+			ret = srv_fstat(o, &st);
+			if (ret)
+				return ret;
 			ret = a < (uint64_t)st.st_size ? srv_ftruncate(o, a)
 						       : srv_fallocate(o, a);
 		}

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * SMB names: srv_path_from_utf16 (byte 0 picks the output size) with the
- * shape of a good result checked, and the UTF-8 <-> UTF-16LE converters
+ * shape of a good result checked, the stream part of a name
+ * (srv_path_stream_from_utf16: a stream name has no ':', '/' or '\\'), and the UTF-8 <-> UTF-16LE converters
  * on the rest: counting agrees with converting, exact-size buffers are
  * enough and one byte less is not, and conversions round-trip.
  */
@@ -34,6 +35,20 @@ static void server_path(const uint8_t *p, size_t len, size_t cap)
 	}
 out_free:
 	free(out);
+}
+
+static void server_stream_path(const uint8_t *p, size_t len, size_t cap)
+{
+	char out[4096], stream[256];
+	int kind;
+
+	if (srv_path_stream_from_utf16(p, len, out, cap, stream, sizeof(stream), &kind))
+		return;
+	FUZZ_ASSERT(!strchr(out, ':') && !strpbrk(out, "*?<>\""));
+	if (kind == SRV_STREAM_NAMED) {
+		FUZZ_ASSERT(*stream && strlen(stream) < sizeof(stream));
+		FUZZ_ASSERT(!strpbrk(stream, ":/\\"));
+	}
 }
 
 static void from_utf16(const uint8_t *p, size_t len, unsigned int flags)
@@ -129,6 +144,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	server_path(data + 1, size - 1, caps[data[0] % 6]);
+	server_stream_path(data + 1, size - 1, caps[data[0] % 6]);
 	data++;
 	size--;
 	from_utf16(data, size, 0);

@@ -138,7 +138,7 @@ static void enc_tcon(struct wcur *w, void *arg)
 static void enc_create(struct wcur *w, void *arg)
 {
 	struct smb2_create_req c = { 0 };
-	uint8_t name[128];
+	uint8_t name[1024];
 	int n = utf8_to_utf16le(arg, name, sizeof(name));
 
 	c.impersonation = 2;
@@ -507,6 +507,36 @@ int main(int argc, char **argv)
 			expect_rejected(&r, "16 MiB frame before authentication");
 		raw_close(&r);
 		still_serving(&keep, "huge pre-auth frame");
+	}
+
+	/* 18. malformed stream names: refused with a status, nothing made */
+	if (!raw_open(&r, true)) {
+		static const char *const names[] = {
+			"bs.txt::$DATA:x", "bs.txt:a:b:c", "bs.txt:", "bs.txt:s:$FOO",
+			"bs.txt:x\\y", "bs.txt:x/y", "bs*.txt:s", ":", "::",
+		};
+		char longname[400];
+		size_t i;
+
+		for (i = 0; i <= sizeof(names) / sizeof(names[0]); i++) {
+			const char *n = names[i % (sizeof(names) / sizeof(names[0]))];
+
+			if (i == sizeof(names) / sizeof(names[0])) {
+				memset(longname, 'x', sizeof(longname) - 1);
+				memcpy(longname, "bs.txt:", 7);
+				longname[sizeof(longname) - 1] = 0;
+				n = longname;
+			}
+			if (call(&r, SMB2_CREATE, 1, enc_create, (void *)n, &st) < 0)
+				BAD("stream name '%.20s': no answer", n);
+			else if (!nt_is_error(st))
+				BAD("stream name '%.20s': opened", n);
+			else
+				OK("stream name '%.20s': answered %s", n,
+				   ntstatus_name(st) ? ntstatus_name(st) : "error");
+		}
+		raw_close(&r);
+		still_serving(&keep, "malformed stream names");
 	}
 
 	raw_close(&keep);

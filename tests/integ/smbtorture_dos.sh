@@ -47,7 +47,6 @@ TESTS_NOACL="smb2.durable-open.alloc-size"
 # here: delete its line. When a feature lands, delete its lines.
 NEEDS="
 smb2.getinfo.fsinfo quota
-smb2.getinfo.qfile_buffercheck info-fixed-size
 smb2.getinfo.qsec_buffercheck acl
 smb2.getinfo.normalized normalized-name
 smb2.getinfo.getinfo_access short-names
@@ -67,7 +66,6 @@ needs_why() {
 	quota) echo "needs quotas (FileFsControlInformation, the \$Extend\\\$Quota fake file); rdaxd has none" ;;
 	short-names) echo "needs 8.3 short names (FileAlternateNameInformation of a long name); rdaxd makes none, as Windows with short names off" ;;
 	normalized-name) echo "needs FileNormalizedNameInformation of the share root answered empty" ;;
-	info-fixed-size) echo "needs STATUS_INFO_LENGTH_MISMATCH for every info class's fixed part (Samba's sizes); rdaxd's differ for FileAllInformation and FileStreamInformation" ;;
 	leading-slash) echo "needs a CREATE name with a leading backslash refused (STATUS_INVALID_PARAMETER); rdaxd strips it" ;;
 	write-time) echo "needs Windows' write-time rules (a WRITE updates LastWriteTime later, a time set sticks); rdaxd answers the file system's mtime" ;;
 	*) echo "needs $1" ;;

@@ -355,6 +355,8 @@ static void test_paths(void)
 	T_EQ(path("file::$DATA", out), 0);
 	T_ASSERT(!strcmp(out, "file"));
 	T_EQ(path("file:stream", out), -ENOENT);
+	T_EQ(path("a*b", out), -E_SMB_OBJECT_NAME_INVALID);
+	T_EQ(path("dir\\x?", out), -E_SMB_OBJECT_NAME_INVALID);
 	T_EQ(path("a\\\\b", out), -E_SMB_OBJECT_NAME_INVALID);
 	T_EQ(path(".\\a\\.\\b", out), 0);
 	T_ASSERT(!strcmp(out, "a/b"));
@@ -374,6 +376,67 @@ static void test_paths(void)
 	n = srv_path_to_utf16("a/b", true, u, sizeof(u));
 	T_EQ(n, 8);
 	T_HEXEQ(u, 8, "5c0061005c006200");
+}
+
+static int spath(const char *in, char *out, char *stream, int *kind)
+{
+	uint8_t u[1024];
+	int n = utf8_to_utf16le(in, u, sizeof(u));
+
+	return srv_path_stream_from_utf16(u, (size_t)n, out, 512, stream, 256, kind);
+}
+
+static void test_stream_names(void)
+{
+	char out[512], st[256], big[400];
+	int kind;
+
+	t_section("stream names");
+	T_EQ(spath("dir\\f.txt:s1", out, st, &kind), 0);
+	T_ASSERT(!strcmp(out, "dir/f.txt") && !strcmp(st, "s1") && kind == SRV_STREAM_NAMED);
+	T_EQ(spath("f:s1:$dAtA", out, st, &kind), 0);
+	T_ASSERT(!strcmp(st, "s1") && kind == SRV_STREAM_NAMED);
+	T_EQ(spath("f::$DATA", out, st, &kind), 0);
+	T_ASSERT(!strcmp(out, "f") && kind == SRV_STREAM_DEFAULT);
+	T_EQ(spath("f", out, st, &kind), 0);
+	T_EQ(kind, SRV_STREAM_NONE);
+	/* wildcards are allowed in a stream's name, not in the file's */
+	T_EQ(spath("f:?s*:$DATA", out, st, &kind), 0);
+	T_ASSERT(!strcmp(st, "?s*"));
+	T_EQ(spath("f*:s", out, st, &kind), -E_SMB_OBJECT_NAME_INVALID);
+	T_EQ(spath("f::$DATA:x", out, st, &kind), -E_SMB_OBJECT_NAME_INVALID);
+	T_EQ(spath("f:a:b:c", out, st, &kind), -E_SMB_OBJECT_NAME_INVALID);
+	T_EQ(spath("f:", out, st, &kind), -E_SMB_OBJECT_NAME_INVALID);
+	T_EQ(spath("f:s:", out, st, &kind), -E_SMB_OBJECT_NAME_INVALID);
+	T_EQ(spath("f:s:$FOO", out, st, &kind), -EINVAL);
+	T_EQ(spath("f:a\\b", out, st, &kind), -E_SMB_OBJECT_NAME_INVALID);
+	T_EQ(spath("f:a/b", out, st, &kind), -E_SMB_OBJECT_NAME_INVALID);
+	T_EQ(spath("d:s\\f", out, st, &kind), -E_SMB_OBJECT_NAME_INVALID);
+	memset(big, 'x', 256);
+	big[256] = 0;
+	T_EQ(fscc_stream_parse(big, st, sizeof(st)), -E_SMB_OBJECT_NAME_INVALID);
+	big[255] = 0;
+	T_EQ(fscc_stream_parse(big, st, sizeof(st)), 0);
+}
+
+static void test_stream_info(void)
+{
+	uint8_t buf[128], n1[4] = { ':', 0, 'a', 0 };
+	struct wcur w;
+	long prev = -1;
+
+	t_section("FILE_STREAM_INFORMATION");
+	wcur_init(&w, buf, sizeof(buf));
+	T_ASSERT(fscc_stream_entry_encode(&w, 64, &prev, n1, 4, 5, 4096));
+	T_ASSERT(fscc_stream_entry_encode(&w, 64, &prev, n1, 4, 7, 4096));
+	T_ASSERT(!fscc_stream_entry_encode(&w, 64, &prev, n1, 4, 9, 4096));
+	T_ASSERT(!w.err);
+	T_EQ(get_le32(buf), 32);		/* 24 + 4, aligned to 8 */
+	T_EQ(get_le32(buf + 4), 4);
+	T_EQ(get_le64(buf + 8), 5);
+	T_EQ(get_le32(buf + 32), 0);		/* the last */
+	T_EQ(get_le64(buf + 40), 7);
+	T_EQ(w.off, 60);
 }
 
 static void test_url(void)
@@ -471,6 +534,8 @@ int main(void)
 	test_fscc();
 	test_ntstatus();
 	test_paths();
+	test_stream_names();
+	test_stream_info();
 	test_url();
 	test_notify();
 	return t_done();
