@@ -278,7 +278,8 @@ static int create_ctxs_answer(struct srv_req *req, const struct create_ctxs *cx,
 		uint8_t d[8];
 
 		put_le32(d, 0);
-		put_le32(d + 4, req->tree->maximal_access);
+		put_le32(d + 4, req->tree->maximal_access &
+				srv_sd_maximal(o->fd, st, req->tree->ident));
 		smb2_create_ctx_add(&w, &prev, SMB2_CTX_MXAC, d, 8);
 	}
 	if (cx->qfid) {
@@ -492,6 +493,26 @@ static int create_attr_checks(struct srv_share *sh, int fd, const char *path,
 }
 
 /*
+ * What a DACL kept for the file denies the user (the kernel judges the
+ * allowed part from the POSIX ACL): refused if asked for by name,
+ * dropped if only MAXIMUM_ALLOWED or GENERIC_ALL brought it.
+ */
+static int create_sd_check(int fd, const struct smb2_create_req *r, bool truncate,
+			   uint32_t *access, const struct srv_tree *t)
+{
+	uint32_t denied = srv_sd_denied(fd, t->ident);
+	uint32_t named = map_access(r->desired_access & ~MAXIMUM_ALLOWED, t);
+
+	if (!denied)
+		return 0;
+	if (named & denied || (truncate && denied & FILE_WRITE_DATA) ||
+	    (r->options & FILE_DELETE_ON_CLOSE && denied & DELETE_ACCESS))
+		return -EACCES;
+	*access &= ~denied;
+	return 0;
+}
+
+/*
  * A file made or overwritten takes the CREATE's FileAttributes, ARCHIVE
  * added to a file's (as Samba; failures do not fail the create there).
  */
@@ -658,6 +679,11 @@ int smb_create(struct srv_req *req)
 	if (!is_dir && !S_ISREG(st.st_mode)) {
 		ret = -EACCES;		/* devices, fifos, sockets are not served */
 		goto out_close_fd;
+	}
+	if (action != FILE_CREATED) {
+		ret = create_sd_check(fd, &r, truncate, &access, t);
+		if (ret)
+			goto out_close_fd;
 	}
 	if (action != FILE_CREATED && !is_dir &&
 	    (access & DATA_WRITE || truncate || r.options & FILE_DELETE_ON_CLOSE)) {
