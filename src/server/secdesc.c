@@ -660,13 +660,6 @@ int srv_sd_set(struct srv_req *req, struct srv_open *o, uint32_t secinfo,
 	char path[64];
 	int ret;
 
-	if (secinfo & (OWNER_SECURITY_INFORMATION | GROUP_SECURITY_INFORMATION) &&
-	    !(o->access & WRITE_OWNER))
-		return -EACCES;
-	if (secinfo & DACL_SECURITY_INFORMATION && !(o->access & WRITE_DAC))
-		return -EACCES;
-	if (secinfo & SACL_SECURITY_INFORMATION && !(o->access & ACCESS_SYSTEM_SECURITY))
-		return -EACCES;
 	if (len > NTACL_MAX)
 		return -E_SMB_INVALID_SECURITY_DESCR;
 	sd = malloc(sizeof(*sd));
@@ -678,6 +671,15 @@ int srv_sd_set(struct srv_req *req, struct srv_open *o, uint32_t secinfo,
 							  : -E_SMB_INVALID_SECURITY_DESCR;
 		goto out;
 	}
+	/* as Samba: the descriptor is read before the access is checked */
+	ret = -EACCES;
+	if (secinfo & (OWNER_SECURITY_INFORMATION | GROUP_SECURITY_INFORMATION) &&
+	    !(o->access & WRITE_OWNER))
+		goto out;
+	if (secinfo & DACL_SECURITY_INFORMATION && !(o->access & WRITE_DAC))
+		goto out;
+	if (secinfo & SACL_SECURITY_INFORMATION && !(o->access & ACCESS_SYSTEM_SECURITY))
+		goto out;
 	ret = fd_path(o->fd, path, sizeof(path));
 	if (ret)
 		goto out;
