@@ -67,7 +67,7 @@ static int acl_decode(const uint8_t *p, size_t len, struct acl *a)
 	size_t size, off = ACL_HDR_LEN;
 	int i, n;
 
-	if (len < ACL_HDR_LEN || (p[0] != 2 && p[0] != 4))
+	if (len < ACL_HDR_LEN || p[0] < 2 || p[0] > 4)
 		return -EBADMSG;
 	size = get_le16(p + 2);
 	n = get_le16(p + 4);

@@ -66,7 +66,7 @@ struct ace {
 };
 
 struct acl {
-	uint8_t rev;			/* 2, or 4 */
+	uint8_t rev;			/* 2 to 4, as Windows accepts */
 	uint16_t n;
 	struct ace ace[SECDESC_MAX_ACES];
 };

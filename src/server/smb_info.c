@@ -428,8 +428,10 @@ int smb_set_info(struct srv_req *req)
 		return ret;
 	if (req->tree->read_only)
 		return -EACCES;
-	if (r.info_type == SMB2_0_INFO_SECURITY)
-		return srv_sd_set(req, o, r.additional, r.data.p, r.data.len);
+	if (r.info_type == SMB2_0_INFO_SECURITY) {
+		ret = srv_sd_set(req, o, r.additional, r.data.p, r.data.len);
+		goto done;
+	}
 	if (r.info_type != SMB2_0_INFO_FILE)
 		return -EOPNOTSUPP;
 	switch (r.info_class) {
@@ -495,6 +497,7 @@ int smb_set_info(struct srv_req *req)
 	default:
 		return -E_SMB_INVALID_INFO_CLASS;
 	}
+done:
 	if (ret)
 		return ret;
 	if (srv_req_room(req, 4))
