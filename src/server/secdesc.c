@@ -390,17 +390,21 @@ static int sd_of(int fd, const struct srv_ident *back, struct secdesc *sd)
 	ret = kept_read(fd, path, &st, back, sd);
 	if (ret < 0)
 		return ret;
-	if (!ret) {
+	if (!ret)
 		memset(sd, 0, sizeof(*sd));
+	if (!sd->has_dacl) {
 		ret = dacl_derive(path, &st, &sd->dacl);
 		if (ret)
 			return ret;
 		sd->has_dacl = true;
+		sd->null_dacl = false;
 	}
 	sd->control |= SE_SELF_RELATIVE | SE_DACL_PRESENT;
+	if (!sd->has_owner)
+		sid_unix(&sd->owner, UNIX_USERS, st.st_uid);
+	if (!sd->has_group)
+		sid_unix(&sd->group, UNIX_GROUPS, st.st_gid);
 	sd->has_owner = sd->has_group = true;
-	sid_unix(&sd->owner, UNIX_USERS, st.st_uid);
-	sid_unix(&sd->group, UNIX_GROUPS, st.st_gid);
 	return 0;
 }
 
@@ -537,140 +541,170 @@ static int dacl_to_posix(const struct acl *dacl, const struct stat *st, acl_t *a
 	return ret;
 }
 
-/* A SID as a Unix id of domain (users, groups): -EINVAL when it is none. */
-static int owner_id(const struct sid *s, uint32_t domain, uint32_t *id)
+/*
+ * The owner or group a descriptor sets: a Unix id changes the file's
+ * (*id; the kernel decides), another SID is kept as it was sent, the
+ * file's own staying on disk (Samba's acl_xattr: "force unknown acl
+ * user").
+ */
+static void owner_part(const struct sid *s, uint32_t domain, uint32_t now, uint32_t *id,
+		       bool *kept, struct sid *keep)
 {
 	int64_t v = sid_unix_id(s, domain);
 
-	if (v < 0)
-		return -E_SMB_INVALID_OWNER;
-	*id = (uint32_t)v;
-	return 0;
+	*kept = v < 0;
+	if (*kept)
+		*keep = *s;
+	else if ((uint32_t)v != now)
+		*id = (uint32_t)v;
 }
 
-static int set_owner(const char *path, const struct secdesc *sd, uint32_t secinfo,
-		     struct stat *st)
+/* Write the kept descriptor k for the POSIX state given by the stamp. */
+static int kept_write(int fd, const struct secdesc *k, uint64_t stamp, const struct stat *st)
 {
-	uid_t uid = (uid_t)-1;
-	gid_t gid = (gid_t)-1;
-	uint32_t v;
-	int ret;
-
-	if (secinfo & OWNER_SECURITY_INFORMATION && sd->has_owner) {
-		ret = owner_id(&sd->owner, UNIX_USERS, &v);
-		if (ret)
-			return ret;
-		if (v != st->st_uid)
-			uid = v;
-	}
-	if (secinfo & GROUP_SECURITY_INFORMATION && sd->has_group) {
-		ret = owner_id(&sd->group, UNIX_GROUPS, &v);
-		if (ret)
-			return ret;
-		if (v != st->st_gid)
-			gid = v;
-	}
-	if (uid == (uid_t)-1 && gid == (gid_t)-1)
-		return 0;
-	/* the kernel decides: CAP_CHOWN is not kept, a group the owner is in */
-	if (chown(path, uid, gid))
-		return errno == EPERM ? -EACCES : -errno;
-	if (stat(path, st))
-		return -errno;
-	return 0;
-}
-
-static bool dacl_needs_kept(const struct acl *dacl)
-{
-	return dacl->n > 0;	/* the DACL as set: its order, masks, denials */
-}
-
-static int set_dacl(int fd, const char *path, const struct secdesc *in, const struct stat *st)
-{
-	uint8_t *buf = NULL;
-	acl_t acc = NULL, dflt = NULL;
-	struct secdesc *keep = NULL;
+	uint8_t *buf;
 	size_t n;
 	int ret;
 
-	if (in->null_dacl) {
-		/* no DACL: everyone may do everything */
-		if (chmod(path, 0777))
-			return -errno;
-		(void)store_setxattr(fd, NTACL_XATTR, "", 0);
-		return 0;
+	if (!k->has_owner && !k->has_group && !k->has_dacl && !k->has_sacl) {
+		ret = store_setxattr(fd, NTACL_XATTR, "", 0);
+		return ret == -EOPNOTSUPP ? 0 : ret;
 	}
-	ret = dacl_to_posix(&in->dacl, st, &acc, &dflt);
-	if (ret)
-		goto out;
-	keep = calloc(1, sizeof(*keep));
 	buf = malloc(NTACL_MAX);
-	if (!keep || !buf) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	/* the kept DACL goes first: a DACL may take away the right to write it */
-	if (dacl_needs_kept(&in->dacl)) {
-		keep->control = SE_SELF_RELATIVE | SE_DACL_PRESENT |
-				(in->control & (SE_DACL_PROTECTED | SE_DACL_AUTO_INHERITED));
-		keep->has_dacl = true;
-		keep->dacl = in->dacl;
-		n = secdesc_encode(keep, DACL_SECURITY_INFORMATION, buf + NTACL_HDR,
-				   NTACL_MAX - NTACL_HDR);
-		if (n > NTACL_MAX - NTACL_HDR) {
-			ret = -EINVAL;
-			goto out;
-		}
+	if (!buf)
+		return -ENOMEM;
+	n = secdesc_encode(k, 0xf, buf + NTACL_HDR, NTACL_MAX - NTACL_HDR);
+	ret = -E_SMB_INVALID_SECURITY_DESCR;
+	if (n <= NTACL_MAX - NTACL_HDR) {
 		memcpy(buf, NTACL_MAGIC, 8);
-		put_le64(buf + 8, stamp_of(acc, dflt));
+		put_le64(buf + 8, stamp);
 		put_le32(buf + 16, st->st_uid);
 		put_le32(buf + 20, st->st_gid);
 		ret = store_setxattr(fd, NTACL_XATTR, buf, NTACL_HDR + n);
 		if (ret == -EOPNOTSUPP)
 			ret = 0;	/* no user xattrs: the POSIX form alone */
-		if (ret)
-			goto out;
 	}
-	if (acl_set_file(path, ACL_TYPE_ACCESS, acc)) {
-		ret = errno == EPERM ? -EACCES : -errno;
+	free(buf);
+	return ret;
+}
+
+static int posix_set(const char *path, const struct stat *st, acl_t acc, acl_t dflt)
+{
+	if (acl_set_file(path, ACL_TYPE_ACCESS, acc))
+		return errno == EPERM ? -EACCES : -errno;
+	if (S_ISDIR(st->st_mode) && (dflt ? acl_set_file(path, ACL_TYPE_DEFAULT, dflt)
+					  : acl_delete_def_file(path)))
+		return errno == EPERM ? -EACCES : -errno;
+	return 0;
+}
+
+/*
+ * Apply the parts of sd that secinfo names: the owner and group (chown
+ * as the user: the kernel decides, rdaxd keeps no CAP_CHOWN), the DACL
+ * as POSIX ACLs; what has no POSIX form is kept in user.rdax.ntacl.
+ */
+static int sd_apply(int fd, const struct secdesc *sd, uint32_t secinfo,
+		    const struct srv_ident *back)
+{
+	uid_t uid = (uid_t)-1;
+	gid_t gid = (gid_t)-1;
+	acl_t acc = NULL, dflt = NULL;
+	struct secdesc *k;
+	uint64_t stamp = 0;
+	struct stat st;
+	char path[64];
+	int ret;
+
+	ret = fd_path(fd, path, sizeof(path));
+	if (ret)
+		return ret;
+	if (fstat(fd, &st))
+		return -errno;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	ret = kept_read(fd, path, &st, back, k);
+	if (ret < 0)
 		goto out;
-	}
-	if (S_ISDIR(st->st_mode)) {
-		if (dflt ? acl_set_file(path, ACL_TYPE_DEFAULT, dflt)
-			 : acl_delete_def_file(path)) {
+	if (!ret)
+		memset(k, 0, sizeof(*k));
+	if (secinfo & OWNER_SECURITY_INFORMATION && sd->has_owner)
+		owner_part(&sd->owner, UNIX_USERS, st.st_uid, &uid, &k->has_owner, &k->owner);
+	if (secinfo & GROUP_SECURITY_INFORMATION && sd->has_group)
+		owner_part(&sd->group, UNIX_GROUPS, st.st_gid, &gid, &k->has_group, &k->group);
+	if (uid != (uid_t)-1 || gid != (gid_t)-1) {
+		if (chown(path, uid, gid)) {
 			ret = errno == EPERM ? -EACCES : -errno;
 			goto out;
 		}
+		if (fstat(fd, &st)) {
+			ret = -errno;
+			goto out;
+		}
 	}
+	if (secinfo & DACL_SECURITY_INFORMATION && sd->has_dacl) {
+		k->control &= (uint16_t)~(SE_DACL_PROTECTED | SE_DACL_AUTO_INHERITED);
+		k->control |= sd->control & (SE_DACL_PROTECTED | SE_DACL_AUTO_INHERITED);
+		if (sd->null_dacl) {
+			/* no DACL: everyone may do everything */
+			struct acl all = { .rev = 2, .n = 1 };
+
+			sid_well_known(&all.ace[0].sid, AUTH_WORLD, 0);
+			all.ace[0].mask = FILE_ALL_ACCESS;
+			ret = dacl_to_posix(&all, &st, &acc, &dflt);
+		} else {
+			ret = dacl_to_posix(&sd->dacl, &st, &acc, &dflt);
+		}
+		if (ret)
+			goto out;
+		k->has_dacl = true;
+		k->null_dacl = sd->null_dacl;
+		k->dacl = sd->dacl;
+		stamp = stamp_of(acc, dflt);
+	} else {
+		ret = stamp_now(path, &st, &stamp);
+		if (ret)
+			goto out;
+	}
+	k->control |= SE_SELF_RELATIVE | (k->has_dacl ? SE_DACL_PRESENT : 0);
+	/* kept first: the DACL may take away the right to write it */
+	ret = kept_write(fd, k, stamp, &st);
+	if (!ret && acc)
+		ret = posix_set(path, &st, acc, dflt);
 out:
-	free(buf);
-	free(keep);
 	if (acc)
 		acl_free(acc);
 	if (dflt)
 		acl_free(dflt);
+	free(k);
 	return ret;
+}
+
+/* A descriptor as a client sends it: the status a malformed one gets. */
+static int sd_decode(const uint8_t *p, size_t len, struct secdesc *sd)
+{
+	int ret;
+
+	if (len > NTACL_MAX)
+		return -E_SMB_INVALID_SECURITY_DESCR;
+	ret = secdesc_decode(p, len, sd);
+	if (ret == -EOPNOTSUPP || ret == -E2BIG)
+		return -EINVAL;
+	return ret ? -E_SMB_INVALID_SECURITY_DESCR : 0;
 }
 
 int srv_sd_set(struct srv_req *req, struct srv_open *o, uint32_t secinfo,
 	       const uint8_t *p, size_t len)
 {
 	struct secdesc *sd;
-	struct stat st;
-	char path[64];
 	int ret;
 
-	if (len > NTACL_MAX)
-		return -E_SMB_INVALID_SECURITY_DESCR;
 	sd = malloc(sizeof(*sd));
 	if (!sd)
 		return -ENOMEM;
-	ret = secdesc_decode(p, len, sd);
-	if (ret) {
-		ret = ret == -EOPNOTSUPP || ret == -E2BIG ? -EINVAL
-							  : -E_SMB_INVALID_SECURITY_DESCR;
+	ret = sd_decode(p, len, sd);
+	if (ret)
 		goto out;
-	}
 	/* as Samba: the descriptor is read before the access is checked */
 	ret = -EACCES;
 	if (secinfo & (OWNER_SECURITY_INFORMATION | GROUP_SECURITY_INFORMATION) &&
@@ -680,17 +714,35 @@ int srv_sd_set(struct srv_req *req, struct srv_open *o, uint32_t secinfo,
 		goto out;
 	if (secinfo & SACL_SECURITY_INFORMATION && !(o->access & ACCESS_SYSTEM_SECURITY))
 		goto out;
-	ret = fd_path(o->fd, path, sizeof(path));
-	if (ret)
-		goto out;
-	if (fstat(o->fd, &st)) {
-		ret = -errno;
-		goto out;
-	}
-	ret = set_owner(path, sd, secinfo, &st);
-	if (!ret && secinfo & DACL_SECURITY_INFORMATION && sd->has_dacl)
-		ret = set_dacl(o->fd, path, sd, &st);
+	ret = sd_apply(o->fd, sd, secinfo, req->tree->ident);
 out:
+	free(sd);
+	return ret;
+}
+
+int srv_sd_check(const uint8_t *p, size_t len)
+{
+	struct secdesc *sd = malloc(sizeof(*sd));
+	int ret;
+
+	if (!sd)
+		return -ENOMEM;
+	ret = sd_decode(p, len, sd);
+	free(sd);
+	return ret;
+}
+
+int srv_sd_create(int fd, const uint8_t *p, size_t len, const struct srv_ident *id)
+{
+	struct secdesc *sd = malloc(sizeof(*sd));
+	int ret;
+
+	if (!sd)
+		return -ENOMEM;
+	ret = sd_decode(p, len, sd);
+	if (!ret)
+		ret = sd_apply(fd, sd, OWNER_SECURITY_INFORMATION | GROUP_SECURITY_INFORMATION |
+				       DACL_SECURITY_INFORMATION, id);
 	free(sd);
 	return ret;
 }

@@ -1199,6 +1199,9 @@ int srv_sd_query(struct srv_req *req, struct srv_open *o, uint32_t secinfo,
 int srv_sd_set(struct srv_req *req, struct srv_open *o, uint32_t secinfo,
 	       const uint8_t *p, size_t len);
 uint32_t srv_sd_denied(int fd, const struct srv_ident *id);
+/* The SecD create context: well formed (0), then applied to a new file. */
+int srv_sd_check(const uint8_t *p, size_t len);
+int srv_sd_create(int fd, const uint8_t *p, size_t len, const struct srv_ident *id);
 uint32_t srv_sd_maximal(int fd, const struct stat *st, const struct srv_ident *id);
 /* The wire view; initial_alloc: an open's AllocationSize (0: none). */
 struct fscc_info;

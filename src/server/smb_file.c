@@ -142,6 +142,7 @@ struct create_ctxs {
 	bool mxac;
 	bool qfid;
 	uint64_t alloc;			/* AlSi: AllocationSize (0: none) */
+	struct smb2_buf secd;		/* SecD: the new file's descriptor */
 	struct srv_cache_req cache;
 	struct srv_durable_req durable;
 };
@@ -243,6 +244,12 @@ static int create_ctxs_parse(struct srv_req *req, const struct srv_share *sh,
 			if (ctx[i].data.len != 8)
 				return -EINVAL;
 			cx->alloc = get_le64(ctx[i].data.p);
+		} else if (!memcmp(tag, SMB2_CTX_SECD, 4)) {
+			ret = srv_sd_check(ctx[i].data.p, ctx[i].data.len);
+			if (ret)
+				return ret;
+			cx->secd.p = ctx[i].data.p;
+			cx->secd.len = ctx[i].data.len;
 		} else if (!memcmp(tag, SMB2_CTX_LEASE, 4)) {
 			/* leases are SMB 2.1 and later; v2 is SMB 3 */
 			if (!(req->conn->server_caps & SMB2_GLOBAL_CAP_LEASING) || !sh->oplocks)
@@ -739,6 +746,15 @@ int smb_create(struct srv_req *req)
 	}
 	if (action != FILE_OPENED)
 		create_set_attrs(sh, o, path, r.file_attributes, t->ident);
+	/* last: the descriptor may take away the right to set attributes */
+	if (action == FILE_CREATED && cx.secd.len) {
+		/* as Samba: a descriptor that cannot be set undoes the create */
+		ret = srv_sd_create(fd, cx.secd.p, cx.secd.len, t->ident);
+		if (ret) {
+			store_unlink(&sh->root, path, is_dir);
+			goto out_leave_file;
+		}
+	}
 	/* as Samba: what it asked for, reported while it is more than the file has */
 	if (action != FILE_OPENED && !is_dir)
 		o->initial_alloc = cx.alloc;

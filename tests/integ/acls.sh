@@ -5,7 +5,8 @@
 # S-1-22-2-GID and Everyone; --add, --set and --delete come back on disk
 # (getfacl), a directory's inheritable ACEs as its default ACL; a DENIED
 # ACE refuses its user while another still opens; the owner cannot be
-# given away (no CAP_CHOWN); MxAc follows the user's access. smbcacls
+# given away (no CAP_CHOWN), an owner SID without a Unix id is kept as
+# sent; MxAc follows the user's access. smbcacls
 # only talks to port 445, so the test runs in a network namespace of its
 # own. Malformed descriptors are in tests/integ/badinput.c.
 if [ -z "${RDAX_ACLS_NETNS:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null &&
@@ -133,8 +134,10 @@ check_output "... and the access ACL has $ub too" "^user:$ub:r--" getfacl -p "$T
 
 check_fails_output "$ua cannot give f away (no CAP_CHOWN)" "NT_STATUS_ACCESS_DENIED" \
 	cacls $ua f --chown "S-1-22-1-$uidb"
-check_fails_output "an owner SID that is no Unix user is an invalid owner" "NT_STATUS_INVALID_OWNER" \
+check "an owner SID that is no Unix user is taken (Samba's acl_xattr)" \
 	cacls $ua f --chown "S-1-5-21-1-2-3-500"
+check_output "... and shown" "OWNER:S-1-5-21-1-2-3-500" cacls $ua f
+check_output "... while $ua still owns f on disk" "^$ua\$" stat -c %U "$T/data/f"
 check_fails_output "$ub may not change $ua's DACL" "NT_STATUS_ACCESS_DENIED" \
 	cacls $ub f --add "ACL:S-1-22-1-$uidb:ALLOWED/0x0/FULL"
 check "rdaxd is still running" kill -0 "$RDAXD_PID"
