@@ -470,15 +470,38 @@ set:
 	return acl_set_permset(ent, ps) ? -errno : 0;
 }
 
-/* USER_OBJ, GROUP_OBJ and OTHER, and a mask when there are named entries. */
-static int posix_complete(acl_t *acl)
+/*
+ * USER_OBJ, GROUP_OBJ and OTHER, and a mask when there are named entries.
+ * Everyone's perms (world) go to every user and group entry too: an NT
+ * ACE for Everyone applies to the owner and the groups as well.
+ */
+static int posix_complete(acl_t *acl, unsigned int world)
 {
-	int ret;
+	acl_entry_t ent;
+	int ret, id;
 
 	ret = posix_add(acl, ACL_USER_OBJ, 0, 0) ?: posix_add(acl, ACL_GROUP_OBJ, 0, 0) ?:
 	      posix_add(acl, ACL_OTHER, 0, 0);
 	if (ret)
 		return ret;
+	for (id = ACL_FIRST_ENTRY; world && acl_get_entry(*acl, id, &ent) == 1;
+	     id = ACL_NEXT_ENTRY) {
+		acl_permset_t ps;
+		acl_tag_t tag;
+
+		acl_get_tag_type(ent, &tag);
+		if (tag == ACL_OTHER || tag == ACL_MASK)
+			continue;
+		acl_get_permset(ent, &ps);
+		if (world & ACL_READ)
+			acl_add_perm(ps, ACL_READ);
+		if (world & ACL_WRITE)
+			acl_add_perm(ps, ACL_WRITE);
+		if (world & ACL_EXECUTE)
+			acl_add_perm(ps, ACL_EXECUTE);
+		if (acl_set_permset(ent, ps))
+			return -errno;
+	}
 	if (acl_entries(*acl) > 3 && acl_calc_mask(acl))
 		return -errno;
 	return 0;
@@ -494,8 +517,19 @@ static int dacl_to_posix(const struct acl *dacl, const struct stat *st, acl_t *a
 			 acl_t *dflt)
 {
 	bool dir = S_ISDIR(st->st_mode);
+	unsigned int world = 0, dworld = 0;
 	int i, ret = 0;
 
+	for (i = 0; i < dacl->n; i++) {
+		const struct ace *e = &dacl->ace[i];
+
+		if (e->type != ACCESS_ALLOWED_ACE_TYPE || !sid_is(&e->sid, AUTH_WORLD, 0))
+			continue;
+		if (!(e->flags & INHERIT_ONLY_ACE))
+			world |= mask_to_perm(e->mask);
+		if (e->flags & INHERIT_FLAGS)
+			dworld |= mask_to_perm(e->mask);
+	}
 	*acc = acl_init(8);
 	*dflt = dir ? acl_init(8) : NULL;
 	if (!*acc || (dir && !*dflt))
@@ -531,9 +565,9 @@ static int dacl_to_posix(const struct acl *dacl, const struct stat *st, acl_t *a
 			ret = posix_add(dflt, dtag, id, perm);
 	}
 	if (!ret)
-		ret = posix_complete(acc);
+		ret = posix_complete(acc, world);
 	if (!ret && dir && acl_entries(*dflt) > 0)
-		ret = posix_complete(dflt);
+		ret = posix_complete(dflt, dworld);
 	if (!ret && dir && acl_entries(*dflt) == 0) {
 		acl_free(*dflt);
 		*dflt = NULL;

@@ -111,10 +111,10 @@ check "smbcacls --delete: the ACE goes" \
 lacks "... and the named entry with it" "user:$ub" getfacl -p "$T/data/f"
 check_fails_output "$ub is refused again (the kernel: 0640)" "NT_STATUS_ACCESS_DENIED" get $ub f
 
-check "smbcacls --set: owner full, group nothing, Everyone read" \
+check "smbcacls --set: owner full, Everyone read, no ACE for the group" \
 	cacls $ua f --set "ACL:S-1-22-1-$uida:ALLOWED/0x0/FULL,ACL:S-1-1-0:ALLOWED/0x0/R"
-has_all "... is mode 0704 on disk" "user::rwx
-group::---
+has_all "... is mode 0744 on disk (Everyone includes the group)" "user::rwx
+group::r--
 other::r--" getfacl -p -c "$T/data/f"
 
 check "a DENIED read ACE for $ub before Everyone's read" \
