@@ -677,8 +677,12 @@ static int sd_apply(int fd, const struct secdesc *sd, uint32_t secinfo,
 		}
 	}
 	if (secinfo & DACL_SECURITY_INFORMATION && sd->has_dacl) {
+		/* as Windows: AUTO_INHERITED sticks only with AUTO_INHERIT_REQ */
 		k->control &= (uint16_t)~(SE_DACL_PROTECTED | SE_DACL_AUTO_INHERITED);
-		k->control |= sd->control & (SE_DACL_PROTECTED | SE_DACL_AUTO_INHERITED);
+		k->control |= sd->control & SE_DACL_PROTECTED;
+		if ((sd->control & (SE_DACL_AUTO_INHERITED | SE_DACL_AUTO_INHERIT_REQ)) ==
+		    (SE_DACL_AUTO_INHERITED | SE_DACL_AUTO_INHERIT_REQ))
+			k->control |= SE_DACL_AUTO_INHERITED;
 		if (sd->null_dacl) {
 			/* no DACL: everyone may do everything */
 			struct acl all = { .rev = 2, .n = 1 };
@@ -751,6 +755,90 @@ int srv_sd_set(struct srv_req *req, struct srv_open *o, uint32_t secinfo,
 	ret = sd_apply(o->fd, sd, secinfo, req->tree->ident);
 out:
 	free(sd);
+	return ret;
+}
+
+/*
+ * The ACEs a new file or directory inherits from its parent's kept DACL
+ * ([MS-DTYP] 2.5.3.4.1, without object types): OBJECT_INHERIT ones for
+ * a file; for a directory CONTAINER_INHERIT ones (inheriting on unless
+ * NO_PROPAGATE), OBJECT_INHERIT ones inherit-only for its files. CREATOR
+ * OWNER / GROUP become the new owner and group where the ACE takes
+ * effect. Flagged INHERITED, and the DACL AUTO_INHERITED, when the
+ * parent's is.
+ */
+static void dacl_inherit(const struct secdesc *parent, bool dir, const struct stat *st,
+			 struct acl *out)
+{
+	bool autoinh = parent->control & SE_DACL_AUTO_INHERITED;
+	uint8_t inh = autoinh ? INHERITED_ACE : 0;
+	int i;
+
+	out->rev = parent->dacl.rev;
+	out->n = 0;
+	for (i = 0; i < parent->dacl.n; i++) {
+		const struct ace *e = &parent->dacl.ace[i];
+		bool oi = e->flags & OBJECT_INHERIT_ACE, ci = e->flags & CONTAINER_INHERIT_ACE;
+		bool np = e->flags & NO_PROPAGATE_INHERIT_ACE;
+		bool creator = sid_is(&e->sid, AUTH_CREATOR, 0) || sid_is(&e->sid, AUTH_CREATOR, 1);
+		struct sid who = e->sid;
+
+		if (sid_is(&e->sid, AUTH_CREATOR, 0))
+			sid_unix(&who, UNIX_USERS, st->st_uid);
+		else if (sid_is(&e->sid, AUTH_CREATOR, 1))
+			sid_unix(&who, UNIX_GROUPS, st->st_gid);
+		if (!dir) {
+			if (oi)
+				ace_add(out, e->type, inh, e->mask, &who);
+			continue;
+		}
+		if (ci) {
+			if (np || !creator)
+				ace_add(out, e->type, inh | (np ? 0 : e->flags & INHERIT_FLAGS),
+					e->mask, &who);
+			else	/* the effective ACE, and the creator's kept inheritable */
+				ace_add(out, e->type, inh, e->mask, &who);
+			if (creator && !np)
+				ace_add(out, e->type, inh | INHERIT_ONLY_ACE | (e->flags & INHERIT_FLAGS),
+					e->mask, &e->sid);
+		} else if (oi && !np) {
+			ace_add(out, e->type, inh | INHERIT_ONLY_ACE | OBJECT_INHERIT_ACE, e->mask,
+				&e->sid);
+		}
+	}
+}
+
+int srv_sd_inherit(int parent, int fd, const struct srv_ident *id)
+{
+	struct secdesc *ps = NULL, *k = NULL;
+	struct stat pst, st;
+	char ppath[64], path[64];
+	uint64_t stamp;
+	int ret;
+
+	if (fstat(parent, &pst) || fstat(fd, &st))
+		return -errno;
+	ret = fd_path(parent, ppath, sizeof(ppath)) ?: fd_path(fd, path, sizeof(path));
+	if (ret)
+		return ret;
+	ps = calloc(1, sizeof(*ps));
+	k = calloc(1, sizeof(*k));
+	ret = -ENOMEM;
+	if (!ps || !k)
+		goto out;
+	ret = kept_read(parent, ppath, &pst, id, ps);
+	if (ret <= 0 || !ps->has_dacl || ps->null_dacl)
+		goto out;	/* the POSIX default ACL did it all */
+	k->has_dacl = true;
+	k->control = SE_SELF_RELATIVE | SE_DACL_PRESENT |
+		     (ps->control & SE_DACL_AUTO_INHERITED);
+	dacl_inherit(ps, S_ISDIR(st.st_mode), &st, &k->dacl);
+	ret = stamp_now(path, &st, &stamp);
+	if (!ret)
+		ret = kept_write(fd, k, stamp, &st);
+out:
+	free(ps);
+	free(k);
 	return ret;
 }
 

@@ -1202,6 +1202,8 @@ uint32_t srv_sd_denied(int fd, const struct srv_ident *id);
 /* The SecD create context: well formed (0), then applied to a new file. */
 int srv_sd_check(const uint8_t *p, size_t len);
 int srv_sd_create(int fd, const uint8_t *p, size_t len, const struct srv_ident *id);
+/* A new file inherits from its parent's kept DACL (parent: its directory). */
+int srv_sd_inherit(int parent, int fd, const struct srv_ident *id);
 uint32_t srv_sd_maximal(int fd, const struct stat *st, const struct srv_ident *id);
 /* The wire view; initial_alloc: an open's AllocationSize (0: none). */
 struct fscc_info;

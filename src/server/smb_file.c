@@ -519,6 +519,25 @@ static int create_sd_check(int fd, const struct smb2_create_req *r, bool truncat
 	return 0;
 }
 
+/* A new file inherits its parent's kept DACL (failures are logged only). */
+static void create_inherit(struct srv_share *sh, const char *path, int fd,
+			   const struct srv_ident *id)
+{
+	char parent[SRV_PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int pfd, ret;
+
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - path) : 0, path);
+	ret = store_open(&sh->root, *parent ? parent : ".", O_PATH | O_DIRECTORY, 0, &pfd);
+	if (!ret) {
+		ret = srv_sd_inherit(pfd, fd, id);
+		close(pfd);
+	}
+	if (ret)
+		pr_debug("share [%s]: %s: no inherited DACL: %s", sh->name, path,
+			 strerror(-ret));
+}
+
 /*
  * A file made or overwritten takes the CREATE's FileAttributes, ARCHIVE
  * added to a file's (as Samba; failures do not fail the create there).
@@ -746,6 +765,8 @@ int smb_create(struct srv_req *req)
 	}
 	if (action != FILE_OPENED)
 		create_set_attrs(sh, o, path, r.file_attributes, t->ident);
+	if (action == FILE_CREATED && !cx.secd.len)
+		create_inherit(sh, path, fd, t->ident);
 	/* last: the descriptor may take away the right to set attributes */
 	if (action == FILE_CREATED && cx.secd.len) {
 		/* as Samba: a descriptor that cannot be set undoes the create */
