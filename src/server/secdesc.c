@@ -552,6 +552,8 @@ static int dacl_to_posix(const struct acl *dacl, const struct stat *st, acl_t *a
 			id = (id_t)gid;
 		} else if (sid_is(&e->sid, AUTH_WORLD, 0)) {
 			tag = ACL_OTHER;
+		} else if (sid_is(&e->sid, AUTH_CREATOR, 4)) {
+			tag = ACL_USER_OBJ;	/* OWNER RIGHTS */
 		} else if (sid_is(&e->sid, AUTH_CREATOR, 0) || sid_is(&e->sid, AUTH_CREATOR, 1)) {
 			tag = -1;	/* only inherited */
 		} else {
@@ -891,47 +893,84 @@ static bool ace_applies(const struct ace *e, const struct srv_ident *id)
 	return false;
 }
 
-uint32_t srv_sd_denied(int fd, const struct srv_ident *id)
+static uint32_t generic_map(uint32_t m)
 {
-	uint32_t allowed = 0, denied = 0;
+	if (m & GENERIC_ALL)
+		m |= FILE_ALL_ACCESS;
+	if (m & GENERIC_READ)
+		m |= FILE_GENERIC_READ;
+	if (m & GENERIC_WRITE)
+		m |= FILE_GENERIC_WRITE;
+	if (m & GENERIC_EXECUTE)
+		m |= FILE_GENERIC_EXECUTE;
+	return m & FILE_ALL_ACCESS;
+}
+
+/*
+ * What the kept DACL grants and denies id ([MS-DTYP] 2.5.3.2, for
+ * MAXIMUM_ALLOWED): ACEs in order, the first to decide a bit wins; the
+ * owner has READ_CONTROL and WRITE_DAC unless an OWNER RIGHTS (S-1-3-4)
+ * ACE says otherwise. 1 with a kept DACL, else 0.
+ */
+static int nt_access(int fd, const struct srv_ident *id, uint32_t *granted, uint32_t *denied)
+{
+	bool owner_rights = false, owner;
 	struct secdesc *sd;
 	struct stat st;
 	char path[64];
-	int i;
+	int i, ret = 0;
 
+	*granted = *denied = 0;
 	if (!id || fstat(fd, &st) || fd_path(fd, path, sizeof(path)))
 		return 0;
 	sd = malloc(sizeof(*sd));
 	if (!sd)
 		return 0;
-	if (kept_read(fd, path, &st, id, sd) == 1 && !sd->null_dacl) {
-		for (i = 0; i < sd->dacl.n; i++) {
-			const struct ace *e = &sd->dacl.ace[i];
-
-			if (e->flags & INHERIT_ONLY_ACE || !ace_applies(e, id))
-				continue;
-			if (e->type == ACCESS_ALLOWED_ACE_TYPE)
-				allowed |= e->mask & ~denied;
-			else if (e->type == ACCESS_DENIED_ACE_TYPE)
-				denied |= e->mask & ~allowed;
-		}
+	if (kept_read(fd, path, &st, id, sd) != 1 || !sd->has_dacl)
+		goto out;
+	ret = 1;
+	if (sd->null_dacl) {
+		*granted = FILE_ALL_ACCESS;
+		goto out;
 	}
+	owner = id->uid == st.st_uid;
+	for (i = 0; i < sd->dacl.n; i++)
+		if (!(sd->dacl.ace[i].flags & INHERIT_ONLY_ACE) &&
+		    sid_is(&sd->dacl.ace[i].sid, AUTH_CREATOR, 4))
+			owner_rights = true;
+	if (owner && !owner_rights)
+		*granted = READ_CONTROL | WRITE_DAC;
+	for (i = 0; i < sd->dacl.n; i++) {
+		const struct ace *e = &sd->dacl.ace[i];
+		uint32_t m = generic_map(e->mask);
+
+		if (e->flags & INHERIT_ONLY_ACE)
+			continue;
+		if (!ace_applies(e, id) && !(owner && sid_is(&e->sid, AUTH_CREATOR, 4)))
+			continue;
+		if (e->type == ACCESS_ALLOWED_ACE_TYPE)
+			*granted |= m & ~*denied;
+		else if (e->type == ACCESS_DENIED_ACE_TYPE)
+			*denied |= m & ~*granted;
+	}
+out:
 	free(sd);
-	if (denied & GENERIC_ALL)
-		denied |= FILE_ALL_ACCESS;
-	if (denied & GENERIC_READ)
-		denied |= FILE_GENERIC_READ & ~SYNCHRONIZE;
-	if (denied & GENERIC_WRITE)
-		denied |= FILE_GENERIC_WRITE & ~SYNCHRONIZE;
-	if (denied & GENERIC_EXECUTE)
-		denied |= FILE_GENERIC_EXECUTE & ~SYNCHRONIZE;
-	return denied & FILE_ALL_ACCESS;
+	return ret;
+}
+
+uint32_t srv_sd_denied(int fd, const struct srv_ident *id)
+{
+	uint32_t granted, denied;
+
+	nt_access(fd, id, &granted, &denied);
+	return denied;
 }
 
 uint32_t srv_sd_maximal(int fd, const struct stat *st, const struct srv_ident *id)
 {
 	uint32_t m = READ_CONTROL | SYNCHRONIZE | FILE_READ_ATTRIBUTES;
 	bool dir = S_ISDIR(st->st_mode);
+	uint32_t granted, denied;
 
 	if (!store_access_at(fd, NULL, R_OK))
 		m |= FILE_GENERIC_READ;
@@ -941,5 +980,8 @@ uint32_t srv_sd_maximal(int fd, const struct stat *st, const struct srv_ident *i
 		m |= FILE_GENERIC_EXECUTE;
 	if (!id || id->uid == st->st_uid || id->uid == 0)
 		m |= WRITE_DAC | WRITE_OWNER | FILE_WRITE_ATTRIBUTES;
-	return m & ~srv_sd_denied(fd, id);
+	/* a kept DACL says it all, within what the kernel allows */
+	if (nt_access(fd, id, &granted, &denied) == 1)
+		return granted & (m | DELETE_ACCESS | WRITE_DAC | WRITE_OWNER);
+	return m;
 }

@@ -19,8 +19,7 @@ smb2.acls.ACCESSBASED smb2.acls.OWNER-RIGHTS smb2.acls.OWNER-RIGHTS-DENY
 smb2.acls.OWNER-RIGHTS-DENY1 smb2.acls.DENY1 smb2.acls.MXAC-NOT-GRANTED
 smb2.acls.OVERWRITE_READ_ONLY_FILE smb2.acls_non_canonical.flags"
 
-# What rdaxd does not do, by test: Samba passes it (as root, with every
-# privilege), and it needs a feature outside rdaxd's security
+# What rdaxd does not do, by test: Samba passes it, and it needs a feature outside rdaxd's security
 # descriptors, so its failure against rdaxd is a skip naming the feature.
 # A listed test that passes against rdaxd fails here: delete its line.
 NEEDS="
@@ -36,10 +35,12 @@ SMBD_GLOBAL="vfs objects = acl_xattr streams_xattr
 	store dos attributes = yes"
 scratch_smbd "$T/smbd" tort || die "smbd did not start"
 pids="$pids $SMBD_PID"
-SPW=$(cat "$T/smbd/root.pw")
 
-share_dir "$T/share"
+# the same ordinary user on both: as root, Samba grants whatever an ACL says
+share_dir "$T/share" "$T/smbd/tort"
 make_user "$T/passdb" torture 'torture pw'
+printf 'torture pw\ntorture pw\n' | smbpasswd -c "$T/smbd/smb.conf" -s -a torture >/dev/null ||
+	die "smbpasswd -a torture failed"
 cat >"$T/smb.conf" <<CONF
 [global]
 	passdb file = $T/passdb
@@ -52,7 +53,7 @@ start_rdaxd srv --config "$T/smb.conf"
 
 . "$top/tools/lib/torture.sh"
 for t in $TESTS; do
-	torture_tests "$SMBD_PORT" "root%$SPW" "$PORT" "torture%torture pw" "$t"
+	torture_tests "$SMBD_PORT" "torture%torture pw" "$PORT" "torture%torture pw" "$t"
 	rm -rf "${T:?}/share/"* "$T/smbd/tort/"* 2>/dev/null
 done
 torture_summary
