@@ -709,6 +709,8 @@ static int sd_apply(int fd, const struct secdesc *sd, uint32_t secinfo,
 	k->control |= SE_SELF_RELATIVE | (k->has_dacl ? SE_DACL_PRESENT : 0);
 	/* kept first: the DACL may take away the right to write it */
 	ret = kept_write(fd, k, stamp, &st);
+	if (ret == -EACCES && acc && !chmod(path, (st.st_mode & 07777) | S_IWUSR))
+		ret = kept_write(fd, k, stamp, &st);	/* the owner's, back by posix_set */
 	if (!ret && acc)
 		ret = posix_set(path, &st, acc, dflt);
 out:

@@ -28,11 +28,10 @@ smb2.acls.GENERIC nt-access
 smb2.acls.OWNER nt-access
 smb2.acls.INHERITANCE nt-access
 smb2.acls.DYNAMIC nt-access
-smb2.acls.OVERWRITE_READ_ONLY_FILE nt-access
 "
 needs_why() {
 	case $1 in
-	nt-access) echo "needs access decided by the NT ACL itself (Samba's se_access_check): rdaxd lets the kernel judge what is allowed through the mapped POSIX ACL, so a right the DACL grants but POSIX cannot express (WRITE_DAC or WRITE_DATA without read, inherited rights) is refused, and MAXIMUM_ALLOWED grants the POSIX view" ;;
+	nt-access) echo "needs NT access checks beyond POSIX: a right the DACL grants that the mapped POSIX ACL cannot (Samba: se_access_check as the user); MAXIMUM_ALLOWED from the NT ACL" ;;
 	*) echo "needs $1" ;;
 	esac
 }
