@@ -35,7 +35,7 @@ endif
 
 LIBS_CORE := -lcrypto -linih -lpmem2 -luring -lnuma -lrdmacm -libverbs -lpthread
 # the server's state tables: liburcu's lock-free hash tables (LGPL, linked)
-LIBS_SRV  := -lurcu-cds -lurcu
+LIBS_SRV  := -lurcu-cds -lurcu -lacl
 
 ifeq ($(V),1)
 Q :=

@@ -282,6 +282,7 @@ enum fscc_fs_class {
 #define SMB2_CTX_QFID "QFid"
 #define SMB2_CTX_LEASE "RqLs"
 #define SMB2_CTX_ALSI "AlSi"		/* AllocationSize: 8 bytes */
+#define SMB2_CTX_SECD "SecD"		/* a self-relative security descriptor */
 
 /* Limits */
 #define SMB2_MAX_DIALECTS 16

@@ -1289,6 +1289,23 @@ int srv_attr_get(struct srv_share *sh, int fd, const char *entry, const char *na
  */
 int srv_attr_set(struct srv_share *sh, int fd, const struct srv_attr *a, uint32_t attrib,
 		 uint64_t btime);
+/*
+ * Security descriptors (secdesc.c): the parts secinfo asks for, encoded
+ * into buf (*len: the size, larger than cap when it did not fit); a
+ * descriptor a client sets; the access a stored DACL denies id on the
+ * file; the maximal access of id on it (MxAc).
+ */
+int srv_sd_query(struct srv_req *req, struct srv_open *o, uint32_t secinfo,
+		 uint8_t *buf, size_t cap, size_t *len);
+int srv_sd_set(struct srv_req *req, struct srv_open *o, uint32_t secinfo,
+	       const uint8_t *p, size_t len);
+uint32_t srv_sd_denied(int fd, const struct srv_ident *id);
+/* The SecD create context: well formed (0), then applied to a new file. */
+int srv_sd_check(const uint8_t *p, size_t len);
+int srv_sd_create(int fd, const uint8_t *p, size_t len, const struct srv_ident *id);
+/* A new file inherits from its parent's kept DACL (parent: its directory). */
+int srv_sd_inherit(int parent, int fd, const struct srv_ident *id);
+uint32_t srv_sd_maximal(int fd, const struct stat *st, const struct srv_ident *id);
 /* The wire view; initial_alloc: an open's AllocationSize (0: none). */
 struct fscc_info;
 void srv_attr_to_info(const struct srv_attr *a, uint64_t initial_alloc, struct fscc_info *fi);

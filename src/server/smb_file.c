@@ -162,6 +162,7 @@ struct create_ctxs {
 	bool mxac;
 	bool qfid;
 	uint64_t alloc;			/* AlSi: AllocationSize (0: none) */
+	struct smb2_buf secd;		/* SecD: the new file's descriptor */
 	struct srv_cache_req cache;
 	struct srv_durable_req durable;
 };
@@ -263,6 +264,12 @@ static int create_ctxs_parse(struct srv_req *req, const struct srv_share *sh,
 			if (ctx[i].data.len != 8)
 				return -EINVAL;
 			cx->alloc = get_le64(ctx[i].data.p);
+		} else if (!memcmp(tag, SMB2_CTX_SECD, 4)) {
+			ret = srv_sd_check(ctx[i].data.p, ctx[i].data.len);
+			if (ret)
+				return ret;
+			cx->secd.p = ctx[i].data.p;
+			cx->secd.len = ctx[i].data.len;
 		} else if (!memcmp(tag, SMB2_CTX_LEASE, 4)) {
 			/* leases are SMB 2.1 and later; v2 is SMB 3 */
 			if (!(req->conn->server_caps & SMB2_GLOBAL_CAP_LEASING) || !sh->oplocks)
@@ -298,7 +305,8 @@ static int create_ctxs_answer(struct srv_req *req, const struct create_ctxs *cx,
 		uint8_t d[8];
 
 		put_le32(d, 0);
-		put_le32(d + 4, req->tree->maximal_access);
+		put_le32(d + 4, req->tree->maximal_access &
+				srv_sd_maximal(o->fd, st, req->tree->ident));
 		smb2_create_ctx_add(&w, &prev, SMB2_CTX_MXAC, d, 8);
 	}
 	if (cx->qfid) {
@@ -511,6 +519,45 @@ static int create_attr_checks(struct srv_share *sh, int fd, const char *path,
 		return -E_SMB_CANNOT_DELETE;
 	*access &= ~DATA_WRITE;
 	return 0;
+}
+
+/*
+ * What a DACL kept for the file denies the user (the kernel judges the
+ * allowed part from the POSIX ACL): refused if asked for by name,
+ * dropped if only MAXIMUM_ALLOWED or GENERIC_ALL brought it.
+ */
+static int create_sd_check(int fd, const struct smb2_create_req *r, bool truncate,
+			   uint32_t *access, const struct srv_tree *t)
+{
+	uint32_t denied = srv_sd_denied(fd, t->ident);
+	uint32_t named = map_access(r->desired_access & ~MAXIMUM_ALLOWED, t);
+
+	if (!denied)
+		return 0;
+	if (named & denied || (truncate && denied & FILE_WRITE_DATA) ||
+	    (r->options & FILE_DELETE_ON_CLOSE && denied & DELETE_ACCESS))
+		return -EACCES;
+	*access &= ~denied;
+	return 0;
+}
+
+/* A new file inherits its parent's kept DACL (failures are logged only). */
+static void create_inherit(struct srv_share *sh, const char *path, int fd,
+			   const struct srv_ident *id)
+{
+	char parent[SRV_PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int pfd, ret;
+
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - path) : 0, path);
+	ret = store_open(&sh->root, *parent ? parent : ".", O_PATH | O_DIRECTORY, 0, &pfd);
+	if (!ret) {
+		ret = srv_sd_inherit(pfd, fd, id);
+		close(pfd);
+	}
+	if (ret)
+		pr_debug("share [%s]: %s: no inherited DACL: %s", sh->name, path,
+			 strerror(-ret));
 }
 
 /*
@@ -891,6 +938,11 @@ int smb_create(struct srv_req *req)
 		ret = -EACCES;		/* devices, fifos, sockets are not served */
 		goto out_close_fd;
 	}
+	if (action != FILE_CREATED) {
+		ret = create_sd_check(fd, &r, truncate, &access, t);
+		if (ret)
+			goto out_close_fd;
+	}
 	if (action != FILE_CREATED && !is_dir &&
 	    (access & DATA_WRITE || truncate || r.options & FILE_DELETE_ON_CLOSE)) {
 		ret = create_attr_checks(sh, fd, path, &r, truncate, &access, t->ident);
@@ -950,6 +1002,17 @@ int smb_create(struct srv_req *req)
 	}
 	if (action != FILE_OPENED)
 		create_set_attrs(sh, o, path, r.file_attributes, t->ident);
+	if (action == FILE_CREATED && !cx.secd.len)
+		create_inherit(sh, path, fd, t->ident);
+	/* last: the descriptor may take away the right to set attributes */
+	if (action == FILE_CREATED && cx.secd.len) {
+		/* as Samba: a descriptor that cannot be set undoes the create */
+		ret = srv_sd_create(fd, cx.secd.p, cx.secd.len, t->ident);
+		if (ret) {
+			store_unlink(&sh->root, path, is_dir);
+			goto out_leave_file;
+		}
+	}
 	/* as Samba: what it asked for, reported while it is more than the file has */
 	if (action != FILE_OPENED && !is_dir)
 		o->initial_alloc = cx.alloc;

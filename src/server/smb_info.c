@@ -208,6 +208,36 @@ static int query_fs(struct srv_req *req, const struct smb2_query_info_req *r,
 	return fscc_fs_info_encode(d, r->info_class, &fs);
 }
 
+#define SD_QUERY_MAX 16384
+
+/* [MS-SMB2] 3.3.5.20.3: too short a buffer gets the size needed. */
+static int query_security(struct srv_req *req, struct srv_open *o,
+			  const struct smb2_query_info_req *r)
+{
+	size_t cap = r->output_len < SD_QUERY_MAX ? r->output_len : SD_QUERY_MAX;
+	uint8_t need[4];
+	size_t len;
+	int ret;
+
+	ret = srv_req_room(req, 8 + SD_QUERY_MAX);
+	if (ret)
+		return ret;
+	ret = srv_sd_query(req, o, r->additional, req->w.p + req->w.off + 8, cap, &len);
+	if (ret)
+		return ret;
+	if (len > r->output_len) {
+		put_le32(need, (uint32_t)len);
+		smb2_error_rsp_encode(&req->w, need, 4);
+		req->keep_body = true;
+		return -E_SMB_BUFFER_TOO_SMALL;
+	}
+	if (len > cap)
+		return -EIO;
+	smb2_out_buf_rsp_encode(&req->w, (uint32_t)len);
+	req->w.off += len;
+	return 0;
+}
+
 int smb_query_info(struct srv_req *req)
 {
 	struct smb2_query_info_req r;
@@ -223,6 +253,8 @@ int smb_query_info(struct srv_req *req)
 		return ret;
 	if (r.output_len > SMB2_MAX_IO_SIZE)
 		return -EINVAL;
+	if (r.info_type == SMB2_0_INFO_SECURITY)
+		return query_security(req, o, &r);
 	ret = srv_req_room(req, 8 + NAME16_MAX + 512);
 	if (ret)
 		return ret;
@@ -251,7 +283,6 @@ int smb_query_info(struct srv_req *req)
 		ret = query_fs(req, &r, &d);
 		min = fscc_fs_info_min_size(r.info_class);
 		break;
-	case SMB2_0_INFO_SECURITY:
 	case SMB2_0_INFO_QUOTA:
 		return -EOPNOTSUPP;
 	default:
@@ -484,6 +515,10 @@ int smb_set_info(struct srv_req *req)
 		return ret;
 	if (req->tree->read_only)
 		return -EACCES;
+	if (r.info_type == SMB2_0_INFO_SECURITY) {
+		ret = srv_sd_set(req, o, r.additional, r.data.p, r.data.len);
+		goto done;
+	}
 	if (r.info_type != SMB2_0_INFO_FILE)
 		return -EOPNOTSUPP;
 	switch (r.info_class) {
@@ -550,6 +585,7 @@ int smb_set_info(struct srv_req *req)
 	default:
 		return -E_SMB_INVALID_INFO_CLASS;
 	}
+done:
 	if (ret)
 		return ret;
 	if (srv_req_room(req, 4))

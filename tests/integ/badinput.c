@@ -539,6 +539,59 @@ int main(int argc, char **argv)
 		still_serving(&keep, "malformed stream names");
 	}
 
+	/* 19. SET_INFO security descriptors that are malformed or too big */
+	if (!raw_open(&r, true)) {
+		static const struct {
+			const char *what, *hex;
+			size_t len;
+			uint32_t status;
+		} sds[] = {
+			{ "owner offset past the end", "01000480 f0000000", 20,
+			  STATUS_INVALID_SECURITY_DESCR },
+			{ "SID with 200 sub-authorities", "01000080 14000000 0000000000000000"
+			  "01c8000000000016", 28, STATUS_INVALID_SECURITY_DESCR },
+			{ "DACL of 5000 ACEs in 8 bytes", "01000480 00000000 00000000 00000000"
+			  "14000000 02000800 88130000", 28, STATUS_INVALID_PARAMETER },
+			{ "not self-relative", "01000400", 20, STATUS_INVALID_SECURITY_DESCR },
+			{ "60 KB descriptor", "01000080", 60000, STATUS_INVALID_SECURITY_DESCR },
+		};
+		static uint8_t big[65536], sd[60000];
+		size_t i;
+
+		for (i = 0; i < sizeof(sds) / sizeof(sds[0]); i++) {
+			struct smb2_set_info_req si = { 0 };
+			uint32_t st = 0;
+			const char *h = sds[i].hex;
+			size_t k;
+
+			memset(sd, 0, sizeof(sd));
+			for (k = 0; *h && k < sizeof(sd); h++) {
+				if (*h == ' ')
+					continue;
+				sscanf(h, "%2hhx", &sd[k++]);
+				h++;
+			}
+			wcur_init(&w, big, sizeof(big));
+			w.off = 64;
+			si.info_type = SMB2_0_INFO_SECURITY;
+			si.additional = 0x7;	/* owner, group, DACL */
+			si.data.p = sd;
+			si.data.len = (uint32_t)sds[i].len;
+			si.fid = r.fid;
+			smb2_set_info_req_encode(&w, &si);
+			hdr(big, SMB2_SET_INFO, r.mid, r.sid, r.tid, 1);
+			r.mid++;
+			send_raw(&r, big, w.off);
+			if (recv_status(&r, &st) > 0 && st == sds[i].status)
+				OK("SET_INFO security, %s: %s", sds[i].what, ntstatus_name(st));
+			else
+				BAD("SET_INFO security, %s: 0x%08x, not %s", sds[i].what, st,
+				    ntstatus_name(sds[i].status));
+		}
+		raw_close(&r);
+		still_serving(&keep, "bad security descriptors");
+	}
+
 	raw_close(&keep);
 	printf("%d failure(s)\n", nfail);
 	return nfail ? 1 : 0;

@@ -47,22 +47,17 @@ TESTS_NOACL="smb2.durable-open.alloc-size"
 # here: delete its line. When a feature lands, delete its lines.
 NEEDS="
 smb2.getinfo.fsinfo quota
-smb2.getinfo.qsec_buffercheck acl
 smb2.getinfo.normalized normalized-name
 smb2.getinfo.getinfo_access short-names
 smb2.create.leading-slash leading-slash
-smb2.create.aclfile acl
-smb2.create.acldir acl
 smb2.create.quota-fake-file quota
 smb2.timestamps.delayed-write-vs-seteof write-time
 smb2.timestamps.delayed-write-vs-flush write-time
 smb2.timestamps.delayed-write-vs-setbasic write-time
 smb2.timestamps.delayed-2write write-time
-smb2.winattr acl
 "
 needs_why() {
 	case $1 in
-	acl) echo "needs security descriptors (QUERY_INFO/SET_INFO SMB2_0_INFO_SECURITY); rdaxd answers STATUS_NOT_SUPPORTED" ;;
 	quota) echo "needs quotas (FileFsControlInformation, the \$Extend\\\$Quota fake file); rdaxd has none" ;;
 	short-names) echo "needs 8.3 short names (FileAlternateNameInformation of a long name); rdaxd makes none, as Windows with short names off" ;;
 	normalized-name) echo "needs FileNormalizedNameInformation of the share root answered empty" ;;
