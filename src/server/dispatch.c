@@ -184,6 +184,13 @@ static int process_pdu(struct srv_req *req)
 		if (req->related && !tid && hd->flags & NEED_TREE)
 			return -EINVAL;
 		req->tree = srv_tree_get(req->sess, tid);
+		/* its share went in a reload: the tree is deleted */
+		if (req->tree && atomic_load(&req->tree->share->removed) &&
+		    req->hdr.command != SMB2_TREE_DISCONNECT) {
+			srv_tree_put(req->tree);
+			req->tree = NULL;
+			return -E_SMB_NETWORK_NAME_DELETED;
+		}
 		if (!req->tree && hd->flags & NEED_TREE)
 			return -E_SMB_NETWORK_NAME_DELETED;
 	}
