@@ -179,15 +179,13 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return 1;
 	while (off < strlen(req)) {
-		ssize_t n = write(fd, req + off, strlen(req) - off);
+		/* a refusal may come before the request is read: read it */
+		ssize_t n = send(fd, req + off, strlen(req) - off, MSG_NOSIGNAL);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			fprintf(stderr, "rdaxctl: write: %s\n", strerror(errno));
-			close(fd);
-			return 1;
-		}
+		if (n <= 0)
+			break;
 		off += (size_t)n;
 	}
 	rc = answer(fd);

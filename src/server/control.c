@@ -1013,12 +1013,6 @@ static void control_serve(struct srv *s, int fd)
 	size_t have = 0;
 	int ret;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) || cr.uid != 0) {
-		log_ratelimited(LOG_WARN, "control: refused a client (uid %d): root only",
-				crlen == sizeof(cr) ? (int)cr.uid : -1);
-		reply(fd, -EPERM, "permission denied: the control socket is for root only", NULL);
-		return;
-	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	while (have < CTL_MAX_REQ) {
@@ -1034,6 +1028,13 @@ static void control_serve(struct srv *s, int fd)
 			break;
 	}
 	req[have] = 0;
+	/* after the read: closing on unread data would reset the peer */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) || cr.uid != 0) {
+		log_ratelimited(LOG_WARN, "control: refused a client (uid %d): root only",
+				crlen == sizeof(cr) ? (int)cr.uid : -1);
+		reply(fd, -EPERM, "permission denied: the control socket is for root only", NULL);
+		return;
+	}
 	nl = strchr(req, '\n');
 	if (!nl) {
 		reply(fd, -EINVAL, "a request is one line", NULL);

@@ -404,6 +404,7 @@ static int run_chain(struct srv_conn *c, const uint8_t *msg, size_t len,
 
 		smb2_chain_pdu(msg, len, off, &plen, &next);
 		req.pdu = msg + off;
+		req.start_ns = srv_now_ns();
 		req.len = plen;
 		if (smb2_hdr_decode(req.pdu, plen, &req.hdr)) {
 			ret = -EBADMSG;

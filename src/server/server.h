@@ -610,6 +610,7 @@ struct srv_rio {
 	bool dax_tail;			/* a DAX file's growth, on the ring */
 	struct srv_chanseq cseq;
 	void (*cancel)(struct srv_rio *io);	/* dropped while it waits */
+	uint64_t start_ns;		/* its request's dispatch (metrics) */
 };
 
 /* A connection handed from the control thread to a worker. */
@@ -807,6 +808,7 @@ struct srv_req {
 	struct srv_async *async;
 	bool pending;			/* it waits (SRV_PENDING) */
 	bool interim;			/* its response is the interim one */
+	uint64_t start_ns;		/* dispatched (metrics latency) */
 };
 
 #define SRV_PENDING 2			/* handler: waits on req->async */
@@ -886,7 +888,11 @@ void srv_async_thread_is(struct srv_worker *w);
 void srv_client_add(struct srv_conn *c);
 void srv_client_del(struct srv_conn *c);
 
-/* File data moved by a READ or WRITE: the connection's and the channel's counters. */
+void srv_io_account(struct srv_worker *w, const struct srv_share *sh, bool rdma,
+		    bool write, uint64_t bytes, uint64_t start_ns);
+
+/* File data moved by a READ or WRITE: the connection's, the channel's and
+ * the share's (this worker's) counters. */
 static inline void srv_req_count_io(struct srv_req *req, bool write, uint64_t n)
 {
 	if (write)
@@ -896,6 +902,8 @@ static inline void srv_req_count_io(struct srv_req *req, bool write, uint64_t n)
 	if (req->chan)
 		atomic_fetch_add_explicit(write ? &req->chan->st.bytes_in : &req->chan->st.bytes_out,
 					  n, memory_order_relaxed);
+	if (req->tree)
+		srv_io_account(req->conn->w, req->tree->share, false, write, n, req->start_ns);
 }
 
 /* Make room for n more body bytes; re-points req->w. */
