@@ -312,10 +312,11 @@ int srv_reload(struct srv *s, char *msg, size_t len)
 		live->log_level = nw->log_level;
 		log_threshold = nw->log_level;
 	}
-	snprintf(msg, len, "reloaded %s: %d share%s added, %d removed, %d changed; passdb %zu user%s",
-		 s->conf_file[0] ? s->conf_file : "the configuration", nadd,
-		 nadd == 1 ? "" : "s", nrm, nchg,
-		 db ? passdb_count(db) : 0, db && passdb_count(db) == 1 ? "" : "s");
+	snprintf(msg, len, "reloaded %s: %d share%s added, %d removed, %d changed; "
+		 "passdb %zu user%s%s%s", s->conf_file[0] ? s->conf_file : "the configuration",
+		 nadd, nadd == 1 ? "" : "s", nrm, nchg, db ? passdb_count(db) : 0,
+		 db && passdb_count(db) == 1 ? "" : "s", map ? ", username map " : "",
+		 map ? live->usermap_path : "");
 	pr_notice("reload: %s", msg);
 	ret = 0;
 out_free:
