@@ -133,6 +133,7 @@ void srv_conn_free(struct srv_conn *c)
 	 * disconnected: none goes to another connection in between.
 	 */
 	srv_client_del(c);
+	srv_conn_stats_add(&c->w->gone_tr[c->x->rdma], &c->stats);
 	c->x->ops->destroy(c->x);
 	explicit_bzero(c->gone, sizeof(c->gone));
 	c->w->gone.requests += c->stats.requests;
@@ -145,7 +146,6 @@ void srv_conn_free(struct srv_conn *c)
 	c->w->gone.zero_copy_bytes += c->stats.zero_copy_bytes;
 	c->w->gone.tcp_zero_copy_bytes += c->stats.tcp_zero_copy_bytes;
 	c->w->gone.inline_io_bytes += c->stats.inline_io_bytes;
-	srv_conn_stats_add(&c->w->gone_tr[c->x->rdma], &c->stats);
 	list_del(&c->worker_link);
 	c->w->nconns--;
 	atomic_fetch_sub(&c->srv->nconns, 1);
