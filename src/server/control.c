@@ -496,8 +496,8 @@ static void status_opens(struct srv *srv, struct srv_out *o)
 		if (atomic_load(&op->closed) || !open_get_live(op))
 			continue;
 		status_open(o, op);
-		/* never the last: the table holds one while it is listed */
-		atomic_fetch_sub(&op->refs, 1);
+		/* the last one if it closed meanwhile: then it goes here */
+		srv_open_put(op);
 	}
 	rcu_read_unlock();
 	if (o->json)
