@@ -69,6 +69,10 @@ check_output "[a] keeps working" 'a\.txt' smb a -c ls
 check_output "status lists [a] and [c], not [b]" '^\["a", "c"\]$' sh -c \
 	"'$RDAXCTL' -s '$CTL' status --json | python3 -c 'import json,sys; print(json.dumps([s[\"name\"] for s in json.load(sys.stdin)[\"shares\"]]))'"
 
+smbclient -U "alice%reload pw alice" -p "$PORT" -L //127.0.0.1 >"$T/list.out" 2>&1
+check_output "share enumeration (smbclient -L) lists [c]" '^[[:space:]]+c[[:space:]]+Disk' cat "$T/list.out"
+check_fails "share enumeration does not list the removed [b]" grep -Eq '^[[:space:]]+b[[:space:]]+Disk' "$T/list.out"
+
 # read only, by SIGHUP this time
 conf a:ro c
 n0=$(wc -l <"$T/srv.log")
