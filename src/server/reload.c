@@ -103,7 +103,7 @@ static bool same_users(char **a, char **b)
 static bool share_settings_differ(const struct srv_share *a, const struct srv_share *b)
 {
 	return a->read_only != b->read_only || a->guest_ok != b->guest_ok ||
-	       a->browseable != b->browseable ||
+	       a->browseable != b->browseable || a->streams != b->streams ||
 	       a->oplocks != b->oplocks || strcmp(a->comment, b->comment) ||
 	       memcmp(&a->dos, &b->dos, sizeof(a->dos)) ||
 	       !same_users(a->valid_users, b->valid_users);
@@ -134,6 +134,7 @@ static void share_update(struct srv_config *live, struct srv_share *old,
 	old->guest_ok = nw->guest_ok;
 	old->oplocks = nw->oplocks;
 	old->browseable = nw->browseable;
+	old->streams = nw->streams;
 	old->dos = nw->dos;
 	snprintf(old->comment, sizeof(old->comment), "%s", nw->comment);
 	if (same_users(users, nw->valid_users))
