@@ -12,6 +12,8 @@ libdir      ?= $(exec_prefix)/lib
 includedir  ?= $(prefix)/include
 mandir      ?= $(prefix)/share/man
 pkgconfigdir ?= $(libdir)/pkgconfig
+# systemd system units (Debian: /lib/systemd/system; under a prefix: its own)
+unitdir ?= $(prefix)/lib/systemd/system
 # PREFIX is accepted as an alias of prefix (make install PREFIX=/opt/rdax)
 ifdef PREFIX
 prefix := $(PREFIX)
@@ -35,7 +37,7 @@ endif
 
 LIBS_CORE := -lcrypto -linih -lpmem2 -luring -lnuma -lrdmacm -libverbs -lpthread
 # the server's state tables: liburcu's lock-free hash tables (LGPL, linked)
-LIBS_SRV  := -lurcu-cds -lurcu -lacl
+LIBS_SRV  := -lurcu-cds -lurcu -lacl -lsystemd
 
 ifeq ($(V),1)
 Q :=
@@ -64,7 +66,7 @@ LIB_SO   := $(B)/librdax.so
 LIB_SONAME := librdax.so.$(SOVER)
 LIB_REAL := $(B)/librdax.so.$(VERSION)
 
-PROGS := $(B)/rdaxd $(B)/rdax
+PROGS := $(B)/rdaxd $(B)/rdax $(B)/rdaxctl
 FIO_ENGINE := $(B)/fio-rdax.so
 
 # `make` only compiles: it installs nothing and changes nothing outside
@@ -113,6 +115,11 @@ $(B)/rdax.pc: rdax.pc.in VERSION
 $(B)/rdaxd: $(B)/tools/rdaxd.o $(B)/librdax-server.a $(B)/librdax-core.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_SRV) $(LIBS_CORE)
+
+# rdaxctl speaks only the control socket's text protocol: no library.
+$(B)/rdaxctl: $(B)/tools/rdaxctl.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS)
 
 # The CLI uses only the public API; $ORIGIN lets it run from build/.
 $(B)/rdax: $(B)/tools/rdax.o $(LIB_SO)
@@ -214,6 +221,9 @@ demo: deps
 install: all
 	install -D -m 0755 $(B)/rdaxd $(DESTDIR)$(sbindir)/rdaxd
 	install -D -m 0755 $(B)/rdax $(DESTDIR)$(bindir)/rdax
+	install -D -m 0755 $(B)/rdaxctl $(DESTDIR)$(sbindir)/rdaxctl
+	sed -e 's|@sbindir@|$(sbindir)|g' tools/rdaxd.service.in > $(B)/rdaxd.service
+	install -D -m 0644 $(B)/rdaxd.service $(DESTDIR)$(unitdir)/rdaxd.service
 	install -D -m 0755 $(LIB_REAL) $(DESTDIR)$(libdir)/librdax.so.$(VERSION)
 	ln -sf librdax.so.$(VERSION) $(DESTDIR)$(libdir)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(libdir)/librdax.so
@@ -230,6 +240,7 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(sbindir)/rdaxd $(DESTDIR)$(bindir)/rdax \
+		$(DESTDIR)$(sbindir)/rdaxctl $(DESTDIR)$(unitdir)/rdaxd.service \
 		$(DESTDIR)$(libdir)/librdax.so* $(DESTDIR)$(includedir)/rdax.h \
 		$(DESTDIR)$(pkgconfigdir)/rdax.pc
 

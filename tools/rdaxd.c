@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include <systemd/sd-daemon.h>
 
 #include "crypto/passdb.h"
 #include "server/server.h"
@@ -33,6 +36,8 @@ static void usage(FILE *f)
 "      --max-protocol P    SMB2_02, SMB2_10, SMB3_00, SMB3_02 or SMB3_11\n"
 "      --min-protocol P    lowest dialect accepted (default SMB2_10)\n"
 "  -w, --workers N         worker threads (default: one per CPU)\n"
+"      --control PATH      control socket for rdaxctl (default " SRV_CONTROL_DEFAULT ",\n"
+"                          smb.conf's 'rdax control socket'; none: no socket)\n"
 "  -t, --test-config       check the configuration and exit\n"
 "  -v, --verbose           more logging (repeat for debug)\n"
 "  -V, --version           print the version\n"
@@ -41,109 +46,130 @@ static void usage(FILE *f)
 
 static int bad_usage(const char *msg, const char *arg)
 {
-	fprintf(stderr, "rdaxd: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+	srv_conf_error("%s%s%s", msg, arg ? ": " : "", arg ? arg : "");
 	fprintf(stderr, "Try 'rdaxd --help' for more information.\n");
 	return 2;
 }
 
 
-int main(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "share", required_argument, NULL, 's' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "guest", no_argument, NULL, 'g' },
-		{ "passdb", required_argument, NULL, 'p' },
-		{ "config", required_argument, NULL, 'C' },
-		{ "signing", required_argument, NULL, 1 },
-		{ "encrypt", required_argument, NULL, 2 },
-		{ "max-protocol", required_argument, NULL, 3 },
-		{ "min-protocol", required_argument, NULL, 4 },
-		{ "workers", required_argument, NULL, 'w' },
-		{ "test-config", no_argument, NULL, 't' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "store", required_argument, NULL, 5 },
-		{ "username-map", required_argument, NULL, 6 },
-		{ 0 }
-	};
-	struct srv_config cfg;
-	struct srv_share *sh;
-	struct srv *s = NULL;
-	const char *config = NULL;
-	bool guest = false, test = false;
-	enum srv_store store = SRV_STORE_AUTO;
-	int c, i, ret, rc, verbose = 0, nshares_cli = 0;
-	char *eq;
+static const struct option opts[] = {
+	{ "share", required_argument, NULL, 's' },
+	{ "listen", required_argument, NULL, 'l' },
+	{ "guest", no_argument, NULL, 'g' },
+	{ "passdb", required_argument, NULL, 'p' },
+	{ "config", required_argument, NULL, 'C' },
+	{ "signing", required_argument, NULL, 1 },
+	{ "encrypt", required_argument, NULL, 2 },
+	{ "max-protocol", required_argument, NULL, 3 },
+	{ "min-protocol", required_argument, NULL, 4 },
+	{ "workers", required_argument, NULL, 'w' },
+	{ "test-config", no_argument, NULL, 't' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "store", required_argument, NULL, 5 },
+	{ "username-map", required_argument, NULL, 6 },
+	{ "control", required_argument, NULL, 7 },
+	{ 0 }
+};
 
-	srv_config_init(&cfg);
+/* The command line, kept: a reload builds the configuration again. */
+struct args {
+	int argc;
+	char **argv;
+	const char *config;
+	bool test;
+	int verbose;
+	int exit_now;			/* -1: run; else the exit status */
+};
+
+/*
+ * The configuration: the file, then the command line over it. 0, or the
+ * exit status (2) with the reason on stderr and in srv_conf_last_error.
+ */
+static int build_config(struct srv_config *cfg, struct args *a)
+{
+	struct srv_share *sh;
+	bool guest = false;
+	enum srv_store store = SRV_STORE_AUTO;
+	int c, i, ret;
+	char *eq, *arg;
+
+	a->config = NULL;
+	a->test = false;
+	a->verbose = 0;
+	a->exit_now = -1;
 	/* the file first: options on the command line override it */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "s:l:gp:C:w:tvVh", opts, NULL)) != -1)
-		if (c == 'C')
-			config = optarg;
-	opterr = 1;
-	if (config && srv_config_load(&cfg, config)) {
-		rc = 2;
-		goto out;
-	}
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "s:l:gp:C:w:tvVh", opts, NULL)) != -1) {
+	while ((c = getopt_long(a->argc, a->argv, "s:l:gp:C:w:tvVh", opts, NULL)) != -1)
+		if (c == 'C')
+			a->config = optarg;
+	opterr = 1;
+	if (a->config && srv_config_load(cfg, a->config))
+		return 2;
+	optind = 0;
+	while ((c = getopt_long(a->argc, a->argv, "s:l:gp:C:w:tvVh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			eq = strchr(optarg, '=');
-			if (!eq || eq == optarg || !eq[1])
-				{ rc = bad_usage("--share wants NAME=PATH", optarg); goto out; }
+			/* a reload parses it again: work on a copy */
+			arg = strdup(optarg);
+			if (!arg)
+				return bad_usage("out of memory", NULL);
+			eq = strchr(arg, '=');
+			if (!eq || eq == arg || !eq[1]) {
+				free(arg);
+				return bad_usage("--share wants NAME=PATH", optarg);
+			}
 			*eq = 0;
-			sh = srv_share_find(&cfg, optarg);
+			sh = srv_share_find(cfg, arg);
 			if (sh && !sh->from_cli && !sh->ipc) {
 				/* a section of the file: the command line sets its path */
 				snprintf(sh->path, sizeof(sh->path), "%s", eq + 1);
 				ret = 0;
 			} else {
-				ret = srv_config_add_share(&cfg, optarg, eq + 1, &sh);
+				ret = srv_config_add_share(cfg, arg, eq + 1, &sh);
 			}
+			free(arg);
 			if (ret)
-				{ rc = bad_usage(ret == -EEXIST ? "share given twice" :
-						 "invalid share name", optarg); goto out; }
+				return bad_usage(ret == -EEXIST ? "share given twice" :
+						 "invalid share name", optarg);
 			sh->from_cli = true;
-			nshares_cli++;
 			break;
 		case 'l':
-			if (srv_config_parse_listen(&cfg, optarg))
-				{ rc = bad_usage("--listen wants tcp://ADDR:PORT or rdma://ADDR:PORT",
-						 optarg); goto out; }
+			if (srv_config_parse_listen(cfg, optarg))
+				return bad_usage("--listen wants tcp://ADDR:PORT or rdma://ADDR:PORT",
+						 optarg);
 			break;
 		case 'g':
 			guest = true;
 			break;
 		case 'p':
-			snprintf(cfg.passdb_path, sizeof(cfg.passdb_path), "%s", optarg);
+			snprintf(cfg->passdb_path, sizeof(cfg->passdb_path), "%s", optarg);
 			break;
 		case 'C':
 			break;		/* loaded above */
 		case 1:
 			if (!strcmp(optarg, "auto"))
-				cfg.signing = SRV_SIGN_AUTO;
+				cfg->signing = SRV_SIGN_AUTO;
 			else if (!strcmp(optarg, "mandatory"))
-				cfg.signing = SRV_SIGN_MANDATORY;
+				cfg->signing = SRV_SIGN_MANDATORY;
 			else if (!strcmp(optarg, "disabled"))
-				cfg.signing = SRV_SIGN_DISABLED;
+				cfg->signing = SRV_SIGN_DISABLED;
 			else
-				{ rc = bad_usage("--signing wants auto, mandatory or disabled", optarg); goto out; }
+				return bad_usage("--signing wants auto, mandatory or disabled", optarg);
 			break;
 		case 2:
 			if (!strcmp(optarg, "off"))
-				cfg.encrypt = SRV_ENC_OFF;
+				cfg->encrypt = SRV_ENC_OFF;
 			else if (!strcmp(optarg, "auto"))
-				cfg.encrypt = SRV_ENC_AUTO;
+				cfg->encrypt = SRV_ENC_AUTO;
 			else if (!strcmp(optarg, "desired"))
-				cfg.encrypt = SRV_ENC_DESIRED;
+				cfg->encrypt = SRV_ENC_DESIRED;
 			else if (!strcmp(optarg, "required"))
-				cfg.encrypt = SRV_ENC_REQUIRED;
+				cfg->encrypt = SRV_ENC_REQUIRED;
 			else
-				{ rc = bad_usage("--encrypt wants off, auto, desired or required", optarg); goto out; }
+				return bad_usage("--encrypt wants off, auto, desired or required", optarg);
 			break;
 		case 3:
 		case 4: {
@@ -158,11 +184,11 @@ int main(int argc, char **argv)
 				if (!strcasecmp(optarg, p[k].n))
 					break;
 			if (k == 5)
-				{ rc = bad_usage("unknown protocol", optarg); goto out; }
+				return bad_usage("unknown protocol", optarg);
 			if (c == 3)
-				cfg.max_dialect = p[k].d;
+				cfg->max_dialect = p[k].d;
 			else
-				cfg.min_dialect = p[k].d;
+				cfg->min_dialect = p[k].d;
 			break;
 		}
 		case 5:
@@ -173,64 +199,108 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "posix"))
 				store = SRV_STORE_POSIX;
 			else
-				{ rc = bad_usage("--store wants auto, dax or posix", optarg); goto out; }
+				return bad_usage("--store wants auto, dax or posix", optarg);
 			break;
 		case 6:
-			if ((size_t)snprintf(cfg.usermap_path, sizeof(cfg.usermap_path), "%s",
-					     optarg) >= sizeof(cfg.usermap_path))
-				{ rc = bad_usage("--username-map: path too long", NULL); goto out; }
+			if ((size_t)snprintf(cfg->usermap_path, sizeof(cfg->usermap_path), "%s",
+					     optarg) >= sizeof(cfg->usermap_path))
+				return bad_usage("--username-map: path too long", NULL);
+			break;
+		case 7:
+			if (!strcmp(optarg, "none"))
+				optarg = "";
+			if ((*optarg && *optarg != '/') || strlen(optarg) >= 108)
+				return bad_usage("--control wants an absolute path (< 108 bytes) or none",
+						 optarg);
+			snprintf(cfg->control_path, sizeof(cfg->control_path), "%s", optarg);
+			cfg->control_set = true;
 			break;
 		case 'w':
-			cfg.workers = atoi(optarg);
-			if (cfg.workers < 1 || cfg.workers > 256)
-				{ rc = bad_usage("--workers wants 1..256", optarg); goto out; }
+			cfg->workers = atoi(optarg);
+			if (cfg->workers < 1 || cfg->workers > 256)
+				return bad_usage("--workers wants 1..256", optarg);
 			break;
 		case 't':
-			test = true;
+			a->test = true;
 			break;
 		case 'v':
-			verbose++;
+			a->verbose++;
 			break;
 		case 'V':
 			printf("rdaxd %s\n", RDAX_VERSION);
-			rc = 0;
-			goto out;
+			a->exit_now = 0;
+			return 0;
 		case 'h':
 			usage(stdout);
-			rc = 0;
-			goto out;
+			a->exit_now = 0;
+			return 0;
 		default:
+			srv_conf_error("unknown option");
 			fprintf(stderr, "Try 'rdaxd --help' for more information.\n");
-			rc = 2;
-			goto out;
+			return 2;
 		}
 	}
-	if (optind < argc)
-		{ rc = bad_usage("unexpected argument", argv[optind]); goto out; }
-	for (i = 0; i < cfg.nshares; i++)
-		if (cfg.shares[i]->from_cli)
-			cfg.shares[i]->store_want = store;
-	if (!cfg.nshares)
-		{ rc = bad_usage("no shares: give --share NAME=PATH or --config FILE", NULL); goto out; }
+	if (optind < a->argc)
+		return bad_usage("unexpected argument", a->argv[optind]);
+	for (i = 0; i < cfg->nshares; i++)
+		if (cfg->shares[i]->from_cli)
+			cfg->shares[i]->store_want = store;
+	if (!cfg->nshares)
+		return bad_usage("no shares: give --share NAME=PATH or --config FILE", NULL);
 	if (guest) {
-		cfg.map_to_guest = true;
-		for (i = 0; i < cfg.nshares; i++)
-			cfg.shares[i]->guest_ok = true;
-	} else if (!cfg.passdb_path[0] && !cfg.map_to_guest) {
+		cfg->map_to_guest = true;
+		for (i = 0; i < cfg->nshares; i++)
+			cfg->shares[i]->guest_ok = true;
+	} else if (!cfg->passdb_path[0] && !cfg->map_to_guest) {
 		int g = 0;
 
-		for (i = 0; i < cfg.nshares; i++)
-			g += cfg.shares[i]->guest_ok;
+		for (i = 0; i < cfg->nshares; i++)
+			g += cfg->shares[i]->guest_ok;
 		if (!g)
-			{ rc = bad_usage("nobody could log on: give --passdb FILE or --guest", NULL); goto out; }
+			return bad_usage("nobody could log on: give --passdb FILE or --guest", NULL);
 	}
-	log_init("rdaxd", verbose >= 2 ? LOG_DEBUG : verbose ? LOG_INFO :
+	return 0;
+}
+
+static int rebuild(struct srv_config *cfg, void *arg)
+{
+	return build_config(cfg, arg) ? -EINVAL : 0;
+}
+
+/* Under journald (stderr is its stream): no timestamps of our own. */
+static bool stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!js || sscanf(js, "%llu:%llu", &dev, &ino) != 2 || fstat(2, &st))
+		return false;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = { .argc = argc, .argv = argv };
+	struct srv_config cfg;
+	struct srv *s = NULL;
+	int i, ret, rc;
+
+	srv_config_init(&cfg);
+	rc = build_config(&cfg, &a);
+	if (rc || a.exit_now >= 0) {
+		rc = rc ? rc : a.exit_now;
+		goto out;
+	}
+	log_init("rdaxd", a.verbose >= 2 ? LOG_DEBUG : a.verbose ? LOG_INFO :
 		 cfg.log_level);
+	if (stderr_is_journal())
+		log_set_journal(true);
 	if (srv_config_finish(&cfg)) {
 		rc = 2;
 		goto out;
 	}
-	if (test) {
+	if (a.test) {
 		struct passdb *db = NULL;
 		struct usermap *map = NULL;
 		char err[700];
@@ -257,9 +327,11 @@ int main(int argc, char **argv)
 	}
 	ret = srv_new(&cfg, &s);
 	if (ret) {
+		sd_notifyf(0, "STATUS=failed to start: %s\nERRNO=%d", strerror(-ret), -ret);
 		rc = ret == -EPERM || ret == -EINVAL ? 2 : 1;
 		goto out;
 	}
+	srv_set_config_build(s, rebuild, &a, a.config);
 	ret = srv_run(s);
 	srv_free(&s);
 	pr_notice("stopped");

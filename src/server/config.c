@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <grp.h>
 #include <ini.h>
 #include <limits.h>
@@ -43,26 +44,76 @@ int srv_config_init(struct srv_config *cfg)
 	memset(&cfg->dos, -1, sizeof(cfg->dos));	/* Samba's defaults at start */
 	strcpy(cfg->guest_account, "nobody");	/* Samba's default */
 	strcpy(cfg->state_dir, "/var/lib/rdax");
+	strcpy(cfg->control_path, SRV_CONTROL_DEFAULT);
 	strcpy(cfg->netbios_name, "RDAX");
 	strcpy(cfg->workgroup, "WORKGROUP");
 	strcpy(cfg->server_string, "rdax " RDAX_VERSION);
 	return 0;
 }
 
+/* The last configuration error of this thread (a reload reports it). */
+static _Thread_local char conf_err[512];
+
+void srv_conf_error(const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(conf_err, sizeof(conf_err), fmt, ap);
+	va_end(ap);
+	n = strlen(conf_err);
+	if (n && conf_err[n - 1] == '\n')
+		conf_err[n - 1] = 0;
+	if (!n)
+		return;			/* srv_conf_error("%s", ""): forget it */
+	fprintf(stderr, "rdaxd: %s\n", conf_err);
+}
+
+const char *srv_conf_last_error(void)
+{
+	return conf_err;
+}
+
+/*
+ * Workers look shares up while a reload appends to the table: the count
+ * is published after the slot, and a share once listed stays (removed).
+ */
+int srv_config_nshares(const struct srv_config *cfg)
+{
+	return __atomic_load_n(&cfg->nshares, __ATOMIC_ACQUIRE);
+}
+
 struct srv_share *srv_share_find(const struct srv_config *cfg, const char *name)
 {
-	int i;
+	int i, n = srv_config_nshares(cfg);
 
-	for (i = 0; i < cfg->nshares; i++)
-		if (!strcasecmp(cfg->shares[i]->name, name))
+	for (i = 0; i < n; i++)
+		if (!atomic_load(&cfg->shares[i]->removed) &&
+		    !strcasecmp(cfg->shares[i]->name, name))
 			return cfg->shares[i];
 	return NULL;
+}
+
+/* Room for every share a running server will list (see srv_reload). */
+int srv_config_reserve(struct srv_config *cfg, int cap)
+{
+	struct srv_share **v;
+
+	if (cap <= cfg->cap)
+		return 0;
+	v = realloc(cfg->shares, sizeof(*v) * (size_t)cap);
+	if (!v)
+		return -ENOMEM;
+	cfg->shares = v;
+	cfg->cap = cap;
+	return 0;
 }
 
 int srv_config_add_share(struct srv_config *cfg, const char *name,
 			 const char *path, struct srv_share **out)
 {
-	struct srv_share **v, *sh;
+	struct srv_share *sh;
 	int i;
 
 	if (!*name || strlen(name) >= sizeof(sh->name) ||
@@ -70,16 +121,12 @@ int srv_config_add_share(struct srv_config *cfg, const char *name,
 		return -EINVAL;
 	if (srv_share_find(cfg, name))
 		return -EEXIST;
+	if (cfg->nshares == cfg->cap && srv_config_reserve(cfg, cfg->cap ? cfg->cap * 2 : 8))
+		return -ENOMEM;
 	sh = calloc(1, sizeof(*sh));
 	if (!sh)
 		return -ENOMEM;
 	sh->streams_want = -1;
-	v = realloc(cfg->shares, sizeof(*v) * (size_t)(cfg->nshares + 1));
-	if (!v) {
-		free(sh);
-		return -ENOMEM;
-	}
-	cfg->shares = v;
 	strcpy(sh->name, name);
 	if (path)
 		snprintf(sh->path, sizeof(sh->path), "%s", path);
@@ -91,7 +138,8 @@ int srv_config_add_share(struct srv_config *cfg, const char *name,
 		pthread_mutex_init(&sh->shards[i].lock, NULL);
 		list_init(&sh->shards[i].files);
 	}
-	cfg->shares[cfg->nshares++] = sh;
+	cfg->shares[cfg->nshares] = sh;
+	__atomic_store_n(&cfg->nshares, cfg->nshares + 1, __ATOMIC_RELEASE);
 	*out = sh;
 	return 0;
 }
@@ -291,8 +339,9 @@ static void split_users(struct srv_share *sh, const char *v)
 		return;
 	for (tok = strtok_r(dup, ", \t", &save); tok;
 	     tok = strtok_r(NULL, ", \t", &save)) {
+		/* NULL-terminated: a reload swaps the whole array */
 		char **nv = realloc(sh->valid_users,
-				    sizeof(char *) * (size_t)(sh->nvalid + 1));
+				    sizeof(char *) * (size_t)(sh->nvalid + 2));
 
 		if (!nv)
 			break;
@@ -300,6 +349,7 @@ static void split_users(struct srv_share *sh, const char *v)
 		sh->valid_users[sh->nvalid] = strdup(tok);
 		if (sh->valid_users[sh->nvalid])
 			sh->nvalid++;
+		sh->valid_users[sh->nvalid] = NULL;
 	}
 	free(dup);
 }
@@ -403,6 +453,16 @@ static int global_param(struct ini_state *st, const char *name, const char *v)
 		if ((size_t)snprintf(cfg->interfaces, sizeof(cfg->interfaces), "%s", v) >=
 		    sizeof(cfg->interfaces))
 			return -EINVAL;
+		return 0;
+	}
+	if (!strcasecmp(name, "rdax control socket")) {
+		/* "" or "none": no control socket */
+		if (!strcasecmp(v, "none"))
+			v = "";
+		if ((*v && *v != '/') || strlen(v) >= 108)
+			return -EINVAL;
+		snprintf(cfg->control_path, sizeof(cfg->control_path), "%s", v);
+		cfg->control_set = true;
 		return 0;
 	}
 	if (!strcasecmp(name, "state directory")) {
@@ -716,18 +776,20 @@ int srv_config_load(struct srv_config *cfg, const char *file)
 
 	st.fp = fopen(file, "r");
 	if (!st.fp) {
-		fprintf(stderr, "rdaxd: %s: %s\n", file, strerror(errno));
-		return -errno;
+		int err = errno;
+
+		srv_conf_error("%s: %s\n", file, strerror(err));
+		return -err;
 	}
 	line = ini_parse_stream(conf_reader, &st, conf_handler, &st);
 	fclose(st.fp);
 	if (line > 0) {
-		fprintf(stderr, "rdaxd: %s:%d: %s\n", file, line,
+		srv_conf_error("%s:%d: %s\n", file, line,
 			st.err[0] ? st.err : "syntax error");
 		return -EINVAL;
 	}
 	if (line < 0) {
-		fprintf(stderr, "rdaxd: %s: cannot read\n", file);
+		srv_conf_error("%s: cannot read\n", file);
 		return -EIO;
 	}
 	return 0;
@@ -743,14 +805,14 @@ static int share_force(struct srv_share *sh)
 	if (sh->force_user[0]) {
 		ret = srv_ident_lookup(sh->force_user, &sh->force_ident);
 		if (ret) {
-			fprintf(stderr, "rdaxd: share [%s]: force user = %s: %s\n", sh->name,
+			srv_conf_error("share [%s]: force user = %s: %s\n", sh->name,
 				sh->force_user, ret == -ENOENT ? "no such Unix user" : strerror(-ret));
 			return -EINVAL;
 		}
 	}
 	if (sh->force_group[0]) {
 		if (getgrnam_r(sh->force_group, &gr, buf, sizeof(buf), &res) || !res) {
-			fprintf(stderr, "rdaxd: share [%s]: force group = %s%s: no such Unix group\n",
+			srv_conf_error("share [%s]: force group = %s%s: no such Unix group\n",
 				sh->name, sh->force_group_member ? "+" : "", sh->force_group);
 			return -EINVAL;
 		}
@@ -771,11 +833,52 @@ static int guest_account(struct srv_config *cfg)
 		return 0;
 	ret = srv_ident_lookup(cfg->guest_account, &cfg->guest_ident);
 	if (ret) {
-		fprintf(stderr, "rdaxd: guest account = %s: %s (guests act as it)\n",
+		srv_conf_error("guest account = %s: %s (guests act as it)\n",
 			cfg->guest_account, ret == -ENOENT ? "no such Unix user" : strerror(-ret));
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* A share's defaults from [global], its accounts, root and store. */
+void srv_share_resolve(const struct srv_config *cfg, struct srv_share *sh)
+{
+	if (!sh->guest_ok_set)
+		sh->guest_ok = sh->guest_ok || cfg->guest_ok_default;
+	if (!sh->oplocks_set)
+		sh->oplocks = cfg->oplocks;
+	/* as Samba's vfs_streams_xattr, unless "vfs objects" leaves it out */
+	sh->streams = sh->streams_want >= 0 ? sh->streams_want
+		      : cfg->streams >= 0 ? cfg->streams : true;
+	srv_dos_opts_resolve(&sh->dos, &cfg->dos);
+}
+
+int srv_share_finish(struct srv_config *cfg, struct srv_share *sh)
+{
+	int ret;
+
+	srv_share_resolve(cfg, sh);
+	ret = share_force(sh);
+	if (ret)
+		return ret;
+	if (sh->dax_device[0]) {
+		if (sh->path[0]) {
+			srv_conf_error("share [%s]: give path or dax device, not both\n",
+				       sh->name);
+			return -EINVAL;
+		}
+		return srv_store_select(sh);
+	}
+	if (!sh->path[0]) {
+		srv_conf_error("share [%s] has no path\n", sh->name);
+		return -EINVAL;
+	}
+	ret = store_root_open(sh->path, &sh->root);
+	if (ret) {
+		srv_conf_error("share [%s]: %s: %s\n", sh->name, sh->path, strerror(-ret));
+		return ret;
+	}
+	return srv_store_select(sh);
 }
 
 int srv_config_finish(struct srv_config *cfg)
@@ -784,7 +887,7 @@ int srv_config_finish(struct srv_config *cfg)
 	int i, ret;
 
 	if (cfg->min_dialect > cfg->max_dialect) {
-		fprintf(stderr, "rdaxd: server min protocol is above server max protocol\n");
+		srv_conf_error("server min protocol is above server max protocol\n");
 		return -EINVAL;
 	}
 	for (i = 0; i < cfg->nshares; i++) {
@@ -793,39 +896,7 @@ int srv_config_finish(struct srv_config *cfg)
 		sh->idx = i;
 		if (sh->ipc)
 			continue;
-		if (!sh->guest_ok_set)
-			sh->guest_ok = sh->guest_ok || cfg->guest_ok_default;
-		if (!sh->oplocks_set)
-			sh->oplocks = cfg->oplocks;
-		/* as Samba's vfs_streams_xattr, unless "vfs objects" leaves it out */
-		sh->streams = sh->streams_want >= 0 ? sh->streams_want
-			      : cfg->streams >= 0 ? cfg->streams : true;
-		srv_dos_opts_resolve(&sh->dos, &cfg->dos);
-		ret = share_force(sh);
-		if (ret)
-			return ret;
-		if (sh->dax_device[0]) {
-			if (sh->path[0]) {
-				fprintf(stderr, "rdaxd: share [%s]: give path or dax device, not both\n",
-					sh->name);
-				return -EINVAL;
-			}
-			ret = srv_store_select(sh);
-			if (ret)
-				return ret;
-			continue;
-		}
-		if (!sh->path[0]) {
-			fprintf(stderr, "rdaxd: share [%s] has no path\n", sh->name);
-			return -EINVAL;
-		}
-		ret = store_root_open(sh->path, &sh->root);
-		if (ret) {
-			fprintf(stderr, "rdaxd: share [%s]: %s: %s\n", sh->name,
-				sh->path, strerror(-ret));
-			return ret;
-		}
-		ret = srv_store_select(sh);
+		ret = srv_share_finish(cfg, sh);
 		if (ret)
 			return ret;
 	}
@@ -862,7 +933,12 @@ void srv_config_free(struct srv_config *cfg)
 	}
 	free(cfg->shares);
 	cfg->shares = NULL;
-	cfg->nshares = 0;
+	cfg->nshares = cfg->cap = 0;
+	for (i = 0; i < cfg->nretired; i++)
+		free(cfg->retired[i]);
+	free(cfg->retired);
+	cfg->retired = NULL;
+	cfg->nretired = 0;
 	srv_ident_put(&cfg->guest_ident);
 }
 

@@ -133,6 +133,7 @@ void srv_conn_free(struct srv_conn *c)
 	 * disconnected: none goes to another connection in between.
 	 */
 	srv_client_del(c);
+	srv_conn_stats_add(&c->w->gone_tr[c->x->rdma], &c->stats);
 	c->x->ops->destroy(c->x);
 	explicit_bzero(c->gone, sizeof(c->gone));
 	c->w->gone.requests += c->stats.requests;

@@ -184,6 +184,13 @@ static int process_pdu(struct srv_req *req)
 		if (req->related && !tid && hd->flags & NEED_TREE)
 			return -EINVAL;
 		req->tree = srv_tree_get(req->sess, tid);
+		/* its share went in a reload: the tree is deleted */
+		if (req->tree && atomic_load(&req->tree->share->removed) &&
+		    req->hdr.command != SMB2_TREE_DISCONNECT) {
+			srv_tree_put(req->tree);
+			req->tree = NULL;
+			return -E_SMB_NETWORK_NAME_DELETED;
+		}
 		if (!req->tree && hd->flags & NEED_TREE)
 			return -E_SMB_NETWORK_NAME_DELETED;
 	}
@@ -397,6 +404,7 @@ static int run_chain(struct srv_conn *c, const uint8_t *msg, size_t len,
 
 		smb2_chain_pdu(msg, len, off, &plen, &next);
 		req.pdu = msg + off;
+		req.start_ns = srv_now_ns();
 		req.len = plen;
 		if (smb2_hdr_decode(req.pdu, plen, &req.hdr)) {
 			ret = -EBADMSG;

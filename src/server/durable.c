@@ -515,7 +515,7 @@ int srv_durable_ca_start(struct srv *srv)
 					     cfg->state_dir, sh->name) >= sizeof(path))
 				return -ENAMETOOLONG;
 			if (mkdir(cfg->state_dir, 0700) && errno != EEXIST) {
-				fprintf(stderr, "rdaxd: state directory %s: %s\n", cfg->state_dir,
+				srv_conf_error("state directory %s: %s\n", cfg->state_dir,
 					strerror(errno));
 				return -errno;
 			}

@@ -327,12 +327,12 @@ static int devdax_setup(struct srv_share *sh)
 	fd = open(sh->dax_device, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		fprintf(stderr, "rdaxd: share [%s]: dax device = %s: %s\n", sh->name,
+		srv_conf_error("share [%s]: dax device = %s: %s\n", sh->name,
 			sh->dax_device, strerror(errno));
 		return ret;
 	}
 	if (fstat(fd, &st) || !S_ISCHR(st.st_mode)) {
-		fprintf(stderr, "rdaxd: share [%s]: dax device = %s: not a device-DAX character device\n",
+		srv_conf_error("share [%s]: dax device = %s: not a device-DAX character device\n",
 			sh->name, sh->dax_device);
 		close(fd);
 		return -EINVAL;
@@ -341,7 +341,7 @@ static int devdax_setup(struct srv_share *sh)
 	ret = dax_open(fd, &sh->devdax, why, sizeof(why));
 	close(fd);
 	if (ret) {
-		fprintf(stderr, "rdaxd: share [%s]: dax device = %s: %s\n", sh->name,
+		srv_conf_error("share [%s]: dax device = %s: %s\n", sh->name,
 			sh->dax_device, why);
 		return ret;
 	}
@@ -353,7 +353,7 @@ static int devdax_setup(struct srv_share *sh)
 		 sh->name);
 	if (!mkdtemp(tmpl)) {
 		ret = -errno;
-		fprintf(stderr, "rdaxd: share [%s]: %s: %s\n", sh->name, tmpl, strerror(errno));
+		srv_conf_error("share [%s]: %s: %s\n", sh->name, tmpl, strerror(errno));
 		goto out_close;
 	}
 	snprintf(sh->path, sizeof(sh->path), "%s", tmpl);
@@ -369,7 +369,7 @@ static int devdax_setup(struct srv_share *sh)
 	pfd = openat(sh->root.fd, sh->dax_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (pfd < 0) {
 		ret = -errno;
-		fprintf(stderr, "rdaxd: share [%s]: dax file name %s: %s\n", sh->name,
+		srv_conf_error("share [%s]: dax file name %s: %s\n", sh->name,
 			sh->dax_name, strerror(errno));
 		goto out_root;
 	}
@@ -430,7 +430,7 @@ int srv_store_select(struct srv_share *sh)
 		return 0;
 	}
 	if (sh->store_want == SRV_STORE_DAX) {
-		fprintf(stderr, "rdaxd: share [%s]: store = dax, but %s: %s\n", sh->name,
+		srv_conf_error("share [%s]: store = dax, but %s: %s\n", sh->name,
 			sh->path, why);
 		return ret == -EOPNOTSUPP ? -EINVAL : ret;
 	}

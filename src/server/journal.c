@@ -263,14 +263,14 @@ int srv_journal_open(struct srv_share *sh, const char *path, struct srv_journal 
 	j->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (j->fd < 0) {
 		ret = -errno;
-		fprintf(stderr, "rdaxd: share [%s]: ca journal %s: %s\n", sh->name, path,
+		srv_conf_error("share [%s]: ca journal %s: %s\n", sh->name, path,
 			strerror(errno));
 		goto out_free;
 	}
 	if (fstat(j->fd, &st) || (st.st_size != (off_t)J_SLOTS * J_SLOT &&
 				  ftruncate(j->fd, (off_t)J_SLOTS * J_SLOT))) {
 		ret = -errno;
-		fprintf(stderr, "rdaxd: share [%s]: ca journal %s: %s\n", sh->name, path,
+		srv_conf_error("share [%s]: ca journal %s: %s\n", sh->name, path,
 			strerror(errno));
 		goto out_close;
 	}

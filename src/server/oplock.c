@@ -1031,23 +1031,30 @@ void srv_oplock_timer(struct srv *srv)
 	srv_breaks_send(srv, &b);
 }
 
-void srv_caching_dump(struct srv *srv)
+void srv_caching_dump(struct srv *srv, struct srv_out *o)
 {
 	struct srv_cache_stats *c = &srv->cst;
+	const char *fmt = o->json ?
+		"\"caching\": {\"leases\": %d, \"leases_made\": %llu, \"oplocks_granted\": %llu, "
+		"\"breaks\": %llu, \"acks\": %llu, \"break_timeouts\": %llu, \"waits\": %llu, "
+		"\"durable_disconnected\": %d, \"durable_kept\": %llu, "
+		"\"durable_reconnects\": %llu, \"durable_expired\": %llu, "
+		"\"durable_purged\": %llu},\n" :
+		"stats caching: leases %d (made %llu) oplocks_granted %llu breaks %llu "
+		"acks %llu break_timeouts %llu waits %llu durable_disconnected %d "
+		"durable_kept %llu durable_reconnects %llu durable_expired %llu "
+		"durable_purged %llu\n";
 
-	pr_notice("stats caching: leases %d (made %llu) oplocks_granted %llu breaks %llu "
-		  "acks %llu break_timeouts %llu waits %llu durable_disconnected %d "
-		  "durable_kept %llu durable_reconnects %llu durable_expired %llu "
-		  "durable_purged %llu", atomic_load(&c->nleases),
-		  (unsigned long long)atomic_load(&c->leases),
-		  (unsigned long long)atomic_load(&c->oplocks),
-		  (unsigned long long)atomic_load(&c->breaks),
-		  (unsigned long long)atomic_load(&c->acks),
-		  (unsigned long long)atomic_load(&c->timeouts),
-		  (unsigned long long)atomic_load(&c->waits),
-		  atomic_load(&c->ndisconnected),
-		  (unsigned long long)atomic_load(&c->durable_kept),
-		  (unsigned long long)atomic_load(&c->durable_reconnects),
-		  (unsigned long long)atomic_load(&c->durable_expired),
-		  (unsigned long long)atomic_load(&c->durable_purged));
+	srv_out_printf(o, fmt, atomic_load(&c->nleases),
+		       (unsigned long long)atomic_load(&c->leases),
+		       (unsigned long long)atomic_load(&c->oplocks),
+		       (unsigned long long)atomic_load(&c->breaks),
+		       (unsigned long long)atomic_load(&c->acks),
+		       (unsigned long long)atomic_load(&c->timeouts),
+		       (unsigned long long)atomic_load(&c->waits),
+		       atomic_load(&c->ndisconnected),
+		       (unsigned long long)atomic_load(&c->durable_kept),
+		       (unsigned long long)atomic_load(&c->durable_reconnects),
+		       (unsigned long long)atomic_load(&c->durable_expired),
+		       (unsigned long long)atomic_load(&c->durable_purged));
 }

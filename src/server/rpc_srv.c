@@ -102,20 +102,22 @@ static int share_enum(struct srv *srv, const uint8_t *in, size_t len,
 	char (*paths)[RPC_PATH_MAX];
 	struct srv_share *sh;
 	uint32_t n = 0;
-	int i;
+	/* a reload may add shares meanwhile: this many are listed */
+	int i, nshares = srv_config_nshares(cfg);
 
 	if (srvsvc_enum_req_decode(in, len, &r))
 		return -EBADMSG;
-	shares = calloc((size_t)cfg->nshares + 1, sizeof(*shares));
-	paths = calloc((size_t)cfg->nshares + 1, sizeof(*paths));
+	shares = calloc((size_t)nshares + 1, sizeof(*shares));
+	paths = calloc((size_t)nshares + 1, sizeof(*paths));
 	if (!shares || !paths) {
 		free(shares);
 		free(paths);
 		return -ENOMEM;
 	}
-	for (i = 0; i < cfg->nshares; i++) {
+	for (i = 0; i < nshares; i++) {
 		sh = cfg->shares[i];
-		if (!sh->browseable || (!special && sh->name[strlen(sh->name) - 1] == '$'))
+		if (atomic_load(&sh->removed) || !sh->browseable ||
+		    (!special && sh->name[strlen(sh->name) - 1] == '$'))
 			continue;
 		share_info(sh, &shares[n], paths[n], sizeof(paths[n]));
 		n++;

@@ -56,6 +56,7 @@
 #define SRV_ZC_WRITE_MIN (64u * 1024)	/* smaller WRITEs are copied */
 #define SRV_NUMA_AUTO (-1)		/* the node of the listener devices */
 #define SRV_NUMA_OFF (-2)
+#define SRV_CONTROL_DEFAULT "/run/rdaxd/control"	/* "rdax control socket" */
 
 enum srv_signing { SRV_SIGN_AUTO, SRV_SIGN_MANDATORY, SRV_SIGN_DISABLED };
 /* share option "store": auto picks dax when the share is on a DAX mount */
@@ -96,6 +97,7 @@ struct srv_file_shard {
 
 struct srv_share {
 	char name[81];
+	atomic_bool removed;		/* by a reload: its trees are deleted */
 	char path[4096];
 	char comment[128];
 	bool browseable;		/* listed by NetShareEnumAll */
@@ -116,7 +118,7 @@ struct srv_share {
 	bool ipc;
 	struct srv_dos_opts dos;
 	atomic_bool dos_noxattr_logged;	/* a file system without user xattrs, once */
-	char **valid_users;
+	char **valid_users;		/* NULL-terminated; a reload swaps it */
 	int nvalid;
 	/* "force user" / "force group" ('+': only for members), resolved at start */
 	char force_user[64];
@@ -154,8 +156,13 @@ struct srv_listen {
 struct srv_config {
 	struct srv_listen listen[SRV_MAX_LISTEN];
 	int nlisten;
-	struct srv_share **shares;
-	int nshares;
+	struct srv_share **shares;	/* a reload appends; see srv_reload */
+	int nshares;			/* srv_config_nshares() outside the reload */
+	int cap;
+	void **retired;			/* replaced by a reload, freed at exit */
+	int nretired;
+	char control_path[4096];	/* "rdax control socket", "" : none */
+	bool control_set;		/* given: failing to serve it is fatal */
 	char passdb_path[4096];
 	char usermap_path[4096];	/* "username map" */
 	char guest_account[64];		/* "guest account": guests act as it */
@@ -190,6 +197,15 @@ struct srv_config {
 };
 
 int srv_config_init(struct srv_config *cfg);
+/* A configuration error: to stderr, and kept for the reload's answer. */
+void srv_conf_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *srv_conf_last_error(void);
+int srv_config_nshares(const struct srv_config *cfg);
+int srv_config_reserve(struct srv_config *cfg, int cap);
+/* One share's defaults, accounts, root and store (srv_config_finish's part). */
+int srv_share_finish(struct srv_config *cfg, struct srv_share *sh);
+/* Its defaults from [global] (guest ok, oplocks, DOS attributes). */
+void srv_share_resolve(const struct srv_config *cfg, struct srv_share *sh);
 /* smb.conf syntax; on error prints "FILE:LINE: reason" and returns -EINVAL. */
 int srv_config_load(struct srv_config *cfg, const char *file);
 int srv_config_add_share(struct srv_config *cfg, const char *name,
@@ -213,6 +229,27 @@ bool srv_config_has_ca(const struct srv_config *cfg);
 
 struct srv;
 struct srv_worker;
+
+/*
+ * How a running server rebuilds its configuration on a reload: as it was
+ * built at start (the file, then the command line). 0 or -errno, the
+ * message in srv_conf_last_error().
+ */
+typedef int (*srv_config_build_fn)(struct srv_config *cfg, void *arg);
+
+/* Shares a server lists over its life (added by reloads included). */
+#define SRV_MAX_SHARES 1024
+/* Latency histogram buckets (upper bounds, microseconds; last: +Inf). */
+#define SRV_LAT_BUCKETS 12
+
+/* I/O of one share on one worker (only that worker writes it), by
+ * transport ([0] tcp, [1] rdma) and operation ([0] read, [1] write). */
+struct srv_share_io {
+	uint64_t ops[2][2];
+	uint64_t bytes[2][2];
+	uint64_t lat_sum_us[2][2];
+	uint64_t lat[2][2][SRV_LAT_BUCKETS];
+};
 
 /* An upper-layer response under construction; see srv_rbuf_*. */
 struct srv_rbuf {
@@ -573,6 +610,7 @@ struct srv_rio {
 	bool dax_tail;			/* a DAX file's growth, on the ring */
 	struct srv_chanseq cseq;
 	void (*cancel)(struct srv_rio *io);	/* dropped while it waits */
+	uint64_t start_ns;		/* its request's dispatch (metrics) */
 };
 
 /* A connection handed from the control thread to a worker. */
@@ -606,6 +644,8 @@ struct srv_worker {
 	struct xprt_ev ino_ev;
 	uint64_t uring_ops, uring_direct_ops;
 	struct srv_conn_stats gone;	/* totals of connections closed */
+	struct srv_conn_stats gone_tr[2];	/* the same, [0] tcp, [1] rdma */
+	struct srv_share_io *share_io;	/* [SRV_MAX_SHARES], by share idx */
 };
 
 struct usermap;
@@ -667,9 +707,20 @@ struct srv {
 	atomic_int nwatches;		/* inotify watches (CHANGE_NOTIFY) */
 	atomic_bool stopping;
 	unsigned int rr;
+	/* control socket (control.c) and reload (reload.c) */
+	int control_fd;
+	pthread_t control_thread;
+	bool control_running;
+	pthread_mutex_t reload_lock;
+	srv_config_build_fn build;
+	void *build_arg;
+	char conf_file[4096];		/* named in reload messages */
 };
 
 int srv_new(struct srv_config *cfg, struct srv **out);
+/* Before srv_run: how a reload rebuilds the configuration. */
+void srv_set_config_build(struct srv *s, srv_config_build_fn fn, void *arg,
+			  const char *file);
 /* Runs until SIGTERM/SIGINT; returns 0 on a clean stop. */
 int srv_run(struct srv *s);
 void srv_free(struct srv **s);
@@ -757,6 +808,7 @@ struct srv_req {
 	struct srv_async *async;
 	bool pending;			/* it waits (SRV_PENDING) */
 	bool interim;			/* its response is the interim one */
+	uint64_t start_ns;		/* dispatched (metrics latency) */
 };
 
 #define SRV_PENDING 2			/* handler: waits on req->async */
@@ -836,7 +888,11 @@ void srv_async_thread_is(struct srv_worker *w);
 void srv_client_add(struct srv_conn *c);
 void srv_client_del(struct srv_conn *c);
 
-/* File data moved by a READ or WRITE: the connection's and the channel's counters. */
+void srv_io_account(struct srv_worker *w, const struct srv_share *sh, bool rdma,
+		    bool write, uint64_t bytes, uint64_t start_ns);
+
+/* File data moved by a READ or WRITE: the connection's, the channel's and
+ * the share's (this worker's) counters. */
 static inline void srv_req_count_io(struct srv_req *req, bool write, uint64_t n)
 {
 	if (write)
@@ -846,6 +902,8 @@ static inline void srv_req_count_io(struct srv_req *req, bool write, uint64_t n)
 	if (req->chan)
 		atomic_fetch_add_explicit(write ? &req->chan->st.bytes_in : &req->chan->st.bytes_out,
 					  n, memory_order_relaxed);
+	if (req->tree)
+		srv_io_account(req->conn->w, req->tree->share, false, write, n, req->start_ns);
 }
 
 /* Make room for n more body bytes; re-points req->w. */
@@ -926,8 +984,35 @@ void srv_session_put(struct srv_session *s);
 void srv_session_end(struct srv_session *s, bool lost);
 /* Sessions and opens in the table (stats). */
 void srv_state_count(struct srv *s, int *sessions, int *opens);
-/* SIGUSR1: one line per session and its channels. */
-void srv_state_dump(struct srv *s);
+/* ---- the control socket and status (control.c) ---- */
+
+/* A growing text answer (status, metrics). */
+struct srv_out {
+	char *buf;
+	size_t len, cap;
+	bool json;
+	int err;			/* -ENOMEM once it failed */
+};
+
+void srv_out_printf(struct srv_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void srv_out_free(struct srv_out *o);
+void srv_conn_stats_add(struct srv_conn_stats *d, const struct srv_conn_stats *s);
+/* status: text (the SIGUSR1 lines) or JSON; metrics: Prometheus text. */
+int srv_status(struct srv *s, struct srv_out *o);
+int srv_metrics(struct srv *s, struct srv_out *o);
+/* SIGUSR1: the status text, one log line each. */
+void srv_status_log(struct srv *s);
+/* Bind the socket (srv_new), serve it (srv_run), close it. */
+int srv_control_start(struct srv *s);
+int srv_control_run(struct srv *s);
+void srv_control_stop(struct srv *s);
+/* Reload the configuration (reload.c): 0, or -errno and why in msg. */
+int srv_reload(struct srv *s, char *msg, size_t len);
+/* I/O of a share, counted on the worker that did it. */
+void srv_io_account(struct srv_worker *w, const struct srv_share *sh, bool rdma,
+		    bool write, uint64_t bytes, uint64_t start_ns);
+uint64_t srv_now_ns(void);
 
 /* A signed request for a session this connection does not carry: its
  * error is signed with that session's key, if it exists (as Samba). */
@@ -1065,8 +1150,8 @@ void srv_oplock_contend(struct srv *srv, struct srv_open *o);
 /* A directory's entries changed: its leases break (but by's parent's). */
 void srv_dir_lease_break(struct srv *srv, struct srv_share *sh, const char *child,
 			 const struct srv_open *by);
-/* SIGUSR1: the caching counters. */
-void srv_caching_dump(struct srv *srv);
+/* status: the caching counters. */
+void srv_caching_dump(struct srv *srv, struct srv_out *o);
 /* Breaks not acknowledged in time (the control thread's timer). */
 void srv_oplock_timer(struct srv *srv);
 

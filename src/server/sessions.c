@@ -237,41 +237,6 @@ void srv_state_count(struct srv *srv, int *sessions, int *opens)
 	*opens = (int)no;
 }
 
-void srv_state_dump(struct srv *srv)
-{
-	struct srv_session *s;
-	struct cds_lfht_iter it;
-	struct list_head *pos, *tmp;
-	char line[1024];
-	int off;
-
-	rcu_read_lock();
-	cds_lfht_for_each_entry(srv->sessions, &it, s, node) {
-		pthread_mutex_lock(&s->lock);
-		off = snprintf(line, sizeof(line), "stats session 0x%llx %s as %s: %d channel%s, "
-			       "%d tree%s, %d open%s", (unsigned long long)s->id, s->user,
-			       s->ident ? s->ident->name : "-", s->nchannels,
-			       s->nchannels == 1 ? "" : "s", s->ntrees, s->ntrees == 1 ? "" : "s",
-			       s->nopens, s->nopens == 1 ? "" : "s");
-		list_for_each_safe(pos, tmp, &s->channels) {
-			struct srv_channel *ch = list_entry(pos, struct srv_channel, sess_link);
-
-			if (off < 0 || (size_t)off >= sizeof(line))
-				break;
-			off += snprintf(line + off, sizeof(line) - (size_t)off,
-					"; %s %s%s requests %llu bytes_in %llu bytes_out %llu",
-					ch->conn->x->rdma ? "rdma" : "tcp", ch->conn->x->peer,
-					ch->state == CHAN_BINDING ? " (binding)" : "",
-					(unsigned long long)atomic_load(&ch->st.requests),
-					(unsigned long long)atomic_load(&ch->st.bytes_in),
-					(unsigned long long)atomic_load(&ch->st.bytes_out));
-		}
-		pthread_mutex_unlock(&s->lock);
-		pr_notice("%s", line);
-	}
-	rcu_read_unlock();
-}
-
 /*
  * A signed request for a session this connection does not carry (but
  * another one does) is answered signed with that session's key, as

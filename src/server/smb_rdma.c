@@ -75,6 +75,7 @@ static void rio_count(struct srv_rio *io)
 	if (ch)
 		atomic_fetch_add_explicit(io->write ? &ch->st.bytes_in : &ch->st.bytes_out,
 					  io->done, memory_order_relaxed);
+	srv_io_account(io->c->w, io->o->share, true, io->write, io->done, io->start_ns);
 }
 
 static void rio_respond(struct srv_rio *io, int err)
@@ -448,6 +449,7 @@ static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 	io->c = c;
 	io->o = o;
 	io->hdr = req->hdr;
+	io->start_ns = req->start_ns;
 	io->hdr.session_id = req->sess->id;
 	io->hdr.tree_id = req->tree->id;
 	io->write = write;

@@ -275,8 +275,9 @@ static bool guest_share(const struct srv_config *cfg)
 {
 	int i;
 
-	for (i = 0; i < cfg->nshares; i++)
-		if (!cfg->shares[i]->ipc && cfg->shares[i]->guest_ok)
+	for (i = 0; i < srv_config_nshares(cfg); i++)
+		if (!cfg->shares[i]->ipc && cfg->shares[i]->guest_ok &&
+		    !atomic_load(&cfg->shares[i]->removed))
 			return true;
 	return false;
 }
@@ -784,15 +785,16 @@ int smb_logoff(struct srv_req *req)
 /* "valid users": the SMB name, the Unix account it maps to, or @group */
 static bool user_valid(const struct srv_share *sh, const struct srv_session *s)
 {
+	char **users = __atomic_load_n(&sh->valid_users, __ATOMIC_ACQUIRE);
 	struct group gr, *res;
 	char buf[16384];
 	const char *v;
 	int i;
 
-	if (!sh->nvalid)
+	if (!users || !users[0])
 		return true;
-	for (i = 0; i < sh->nvalid; i++) {
-		v = sh->valid_users[i];
+	for (i = 0; users[i]; i++) {
+		v = users[i];
 		if (*v == '@' || *v == '+') {
 			res = NULL;
 			if (s->ident && !getgrnam_r(v + 1, &gr, buf, sizeof(buf), &res) && res &&

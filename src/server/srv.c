@@ -24,6 +24,8 @@
 #include "server/server.h"
 #include "util/log.h"
 
+#include <systemd/sd-daemon.h>
+
 
 static void worker_enqueue(struct srv_worker *w, struct srv_adopt a)
 {
@@ -171,51 +173,6 @@ static void worker_tick(struct srv_worker *w, uint64_t now)
 	}
 }
 
-/*
- * SIGUSR1: what this worker holds right now, and its RDMA counters since
- * start (closed connections included), for operators and tests.
- */
-static void worker_dump(struct srv_worker *w)
-{
-	struct list_head *pos, *tmp, *sp, *st;
-	int rdma = 0, sessions = 0, opens = 0, rio = 0, i;
-	uint64_t rreads = w->gone.rdma_reads, rwrites = w->gone.rdma_writes;
-	uint64_t rbytes = w->gone.rdma_bytes, zbytes = w->gone.zero_copy_bytes;
-	uint64_t tzbytes = w->gone.tcp_zero_copy_bytes;
-	size_t bfree = 0, btotal = 0;
-
-	list_for_each_safe(pos, tmp, &w->conns) {
-		struct srv_conn *c = list_entry(pos, struct srv_conn, worker_link);
-
-		rdma += c->x->rdma;
-		rio += c->rio_active;
-		rreads += c->stats.rdma_reads;
-		rwrites += c->stats.rdma_writes;
-		rbytes += c->stats.rdma_bytes;
-		zbytes += c->stats.zero_copy_bytes;
-		tzbytes += c->stats.tcp_zero_copy_bytes;
-		list_for_each_safe(sp, st, &c->channels) {
-			sessions++;
-			opens += list_entry(sp, struct srv_channel, conn_link)->sess->nopens;
-		}
-	}
-	for (i = 0; i < w->nrdev; i++) {
-		if (!w->rdev[i].bounce)
-			continue;
-		bfree += mem_pool_free_bytes(w->rdev[i].bounce);
-		btotal += mem_pool_size(w->rdev[i].bounce);
-	}
-	pr_notice("stats worker %d: connections %d (rdma %d) sessions %d opens %d "
-		  "rdma_io %d bounce_free %zu/%zu rdma_reads %llu rdma_writes %llu "
-		  "rdma_bytes %llu zero_copy_bytes %llu tcp_zero_copy_bytes %llu uring_ops %llu "
-		  "uring_direct %llu node %d cpu %d", w->idx, w->nconns, rdma, sessions, opens, rio,
-		  bfree, btotal, (unsigned long long)rreads, (unsigned long long)rwrites,
-		  (unsigned long long)rbytes, (unsigned long long)zbytes,
-		  (unsigned long long)tzbytes,
-		  (unsigned long long)w->uring_ops, (unsigned long long)w->uring_direct_ops,
-		  w->node, sched_getcpu());
-}
-
 static void *worker_main(void *arg)
 {
 	struct srv_worker *w = arg;
@@ -240,8 +197,6 @@ static void *worker_main(void *arg)
 			last_tick = now_ms();
 			worker_tick(w, last_tick);
 		}
-		if (atomic_exchange(&w->dump_stats, false))
-			worker_dump(w);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -294,9 +249,15 @@ int srv_worker_start(struct srv *s, struct srv_worker *w, int idx)
 	pthread_mutex_init(&w->q_lock, NULL);
 	w->work = NULL;
 	w->work_tail = &w->work;
+	/* by share index; pages are touched only by the shares used */
+	w->share_io = calloc(SRV_MAX_SHARES, sizeof(*w->share_io));
+	if (!w->share_io)
+		return -ENOMEM;
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (w->epfd < 0)
-		return -errno;
+	if (w->epfd < 0) {
+		ret = -errno;
+		goto out_io;
+	}
 	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (w->efd < 0) {
 		ret = -errno;
@@ -336,6 +297,9 @@ out_close_efd:
 	close(w->efd);
 out_close_ep:
 	close(w->epfd);
+out_io:
+	free(w->share_io);
+	w->share_io = NULL;
 	return ret;
 }
 
@@ -356,6 +320,7 @@ void srv_worker_stop(struct srv_worker *w)
 	srv_rbuf_pool_free(w);
 	srv_rdev_cleanup(w);
 	free(w->q);
+	free(w->share_io);
 }
 
 /* Decide how sessions act on files; say so, and what a share cannot do. */
@@ -415,6 +380,8 @@ int srv_new(struct srv_config *cfg, struct srv **out)
 	if (!s)
 		return -ENOMEM;
 	s->cfg = cfg;
+	s->control_fd = -1;
+	pthread_mutex_init(&s->reload_lock, NULL);
 	crypto_random(s->guid, sizeof(s->guid));
 	crypto_random(&r, sizeof(r));
 	/* session ids: random high bits, counter low bits */
@@ -445,6 +412,19 @@ int srv_new(struct srv_config *cfg, struct srv **out)
 		s->listen_fds[s->nlisten_fds++] = fd;
 		pr_notice("listening on tcp://%s:%u", l->addr, l->port);
 	}
+	/* a reload appends shares: the table does not move under workers */
+	ret = srv_config_reserve(cfg, SRV_MAX_SHARES);
+	if (ret)
+		goto out_close;
+	if (cfg->nshares > SRV_MAX_SHARES) {
+		ret = -E2BIG;
+		goto out_close;
+	}
+	ret = srv_control_start(s);
+	if (ret && cfg->control_set)
+		goto out_close;
+	if (ret)
+		pr_warn("no control socket: rdaxctl cannot reach this server");
 	/* a file in a share root that may be a user's: while rdaxd may */
 	srv_ladder_prepare(s);
 	/*
@@ -523,6 +503,7 @@ int srv_new(struct srv_config *cfg, struct srv **out)
 out_free_workers:
 	free(s->workers);
 out_close:
+	srv_control_stop(s);
 	for (i = 0; i < s->nlisten_fds; i++)
 		close(s->listen_fds[i]);
 	for (i = 0; i < s->nrdma_listen; i++)
@@ -538,54 +519,6 @@ out_state:
 out_free:
 	free(s);
 	return ret;
-}
-
-/* SIGUSR1: each share's store, rung and DAX mappings. */
-static void share_dump(struct srv *s)
-{
-	int i, j;
-
-	for (i = 0; i < s->cfg->nshares; i++) {
-		struct srv_share *sh = s->cfg->shares[i];
-		uint64_t mapped = 0, mw, tw;
-		int files = 0;
-
-		if (sh->ipc)
-			continue;
-		mw = atomic_load(&sh->dax_gone_mapped_written);
-		tw = atomic_load(&sh->dax_gone_fd_written);
-		if (sh->devdax) {
-			struct dax_stats st;
-
-			dax_get_stats(sh->devdax, &st);
-			mw += st.mapped_bytes_written;
-			tw += st.tail_bytes_written;
-		}
-		for (j = 0; j < SRV_FILE_SHARDS; j++) {
-			struct srv_file_shard *sd = &sh->shards[j];
-			struct list_head *pos, *tmp;
-
-			pthread_mutex_lock(&sd->lock);
-			list_for_each_safe(pos, tmp, &sd->files) {
-				struct srv_file *f = list_entry(pos, struct srv_file, link);
-				struct dax_stats st;
-
-				if (!f->dax || f->dax == sh->devdax)
-					continue;
-				dax_get_stats(f->dax, &st);
-				files++;
-				mapped += st.mapped;
-				mw += st.mapped_bytes_written;
-				tw += st.tail_bytes_written;
-			}
-			pthread_mutex_unlock(&sd->lock);
-		}
-		pr_notice("stats share [%s]: store %s rung %s dax_files %d dax_mapped %llu "
-			  "dax_mapped_writes %llu dax_fd_writes %llu", sh->name,
-			  sh->store == SRV_STORE_DAX ? "dax" : "posix", srv_rung_name(sh->rung),
-			  files, (unsigned long long)mapped, (unsigned long long)mw,
-			  (unsigned long long)tw);
-	}
 }
 
 /* An SMB-Direct connection request: hand it to a worker to accept. */
@@ -670,9 +603,15 @@ int srv_run(struct srv *s)
 	timerfd_settime(tfd, 0, &tick, NULL);
 	ev.data.fd = tfd;
 	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
+	ret = srv_control_run(s);
+	if (ret)
+		goto out_close_tfd;
 	pr_notice("rdaxd %s ready: %d worker%s, %d share%s", RDAX_VERSION,
 		  s->nworkers, s->nworkers == 1 ? "" : "s", s->cfg->nshares - 1,
 		  s->cfg->nshares == 2 ? "" : "s");
+	sd_notifyf(0, "READY=1\nSTATUS=serving %d share%s, %d worker%s\nMAINPID=%d",
+		   s->cfg->nshares - 1, s->cfg->nshares == 2 ? "" : "s",
+		   s->nworkers, s->nworkers == 1 ? "" : "s", (int)getpid());
 	while (!atomic_load(&s->stopping)) {
 		n = epoll_wait(ep, evs, 16, -1);
 		if (n < 0) {
@@ -709,28 +648,20 @@ int srv_run(struct srv *s)
 					pr_notice("signal %u: shutting down", si.ssi_signo);
 					atomic_store(&s->stopping, true);
 				} else if (si.ssi_signo == SIGUSR1) {
-					uint64_t one = 1;
-					int k, nsess, nopen;
-
-					srv_state_count(s, &nsess, &nopen);
-					pr_notice("stats: %d connections, %d sessions, %d opens",
-						  atomic_load(&s->nconns), nsess, nopen);
-					srv_state_dump(s);
-					srv_caching_dump(s);
-					share_dump(s);
-					for (k = 0; k < s->nworkers; k++) {
-						atomic_store(&s->workers[k].dump_stats, true);
-						if (write(s->workers[k].efd, &one, sizeof(one)) < 0)
-							pr_warn("doorbell: %s", strerror(errno));
-					}
+					srv_status_log(s);
 				} else if (si.ssi_signo == SIGHUP) {
-					/* shares and globals need a restart for now */
-					pr_notice("SIGHUP: reloading the passdb and username map");
-					srv_logon_reload(s);
+					char msg[1024];
+
+					pr_notice("SIGHUP: reloading the configuration");
+					srv_reload(s, msg, sizeof(msg));
 				}
 			}
 		}
 	}
+	sd_notify(0, "STOPPING=1\nSTATUS=stopping");
+	atomic_store(&s->stopping, true);
+	srv_control_stop(s);
+out_close_tfd:
 	atomic_store(&s->stopping, true);
 	for (i = 0; i < s->nworkers; i++)
 		srv_worker_stop(&s->workers[i]);
@@ -749,6 +680,8 @@ void srv_free(struct srv **sp)
 
 	if (!s)
 		return;
+	srv_control_stop(s);
+	pthread_mutex_destroy(&s->reload_lock);
 	for (i = 0; i < s->nlisten_fds; i++)
 		close(s->listen_fds[i]);
 	for (i = 0; i < s->nrdma_listen; i++)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* stderr logger with a timestamp, level tag and per-second rate limit. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -9,6 +10,12 @@
 
 int log_threshold = LOG_NOTICE;
 static const char *log_ident = "rdax";
+static bool log_journal;
+
+void log_set_journal(bool on)
+{
+	log_journal = on;
+}
 
 void log_init(const char *ident, int threshold)
 {
@@ -29,8 +36,21 @@ void log_vmsg(int level, const char *fmt, va_list ap)
 	char buf[1024];
 	int n;
 
+	/* journald: its own timestamps; "<N>" is the syslog priority */
+	static const int prio[] = { 3, 4, 5, 6, 7 };
+
 	if (level > log_threshold)
 		return;
+	if (log_journal) {
+		n = snprintf(buf, sizeof(buf), "<%d>%s[%s]: ",
+			     prio[level < 0 ? 0 : level > 4 ? 4 : level], log_ident,
+			     tag[level < 0 ? 0 : level > 4 ? 4 : level]);
+		if (n < 0)
+			return;
+		vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+		fprintf(stderr, "%s\n", buf);
+		return;
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	n = snprintf(buf, sizeof(buf), "%02d:%02d:%02d.%03ld %s[%s]: ",

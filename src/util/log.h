@@ -4,6 +4,7 @@
 #define RDAX_UTIL_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 enum log_level {
 	LOG_ERR = 0,
@@ -17,6 +18,8 @@ enum log_level {
 extern int log_threshold;
 
 void log_init(const char *ident, int threshold);
+/* stderr is journald's stream: no timestamps, syslog priority prefixes. */
+void log_set_journal(bool on);
 void log_msg(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void log_vmsg(int level, const char *fmt, va_list ap);

@@ -387,7 +387,7 @@ reload_case() { # DESC PATTERN MAP-TEXT
 		sleep 0.1
 	done
 	check_output "reload, $1: refused, naming file and line" \
-		"reload: username map .*live.map:$2.*; the passdb and username map in use are kept" \
+		"reload failed, nothing changed: username map .*live.map:$2" \
 		sh -c "tail -n +$((n0 + 1)) '$T/live.log'"
 	n=$((n + 1))
 	check "... rdaxd serves: $smbc logs on and puts a file" \
@@ -401,11 +401,11 @@ reload_case "a missing Unix user" "2: no Unix user 'nosuchuser$$'" \
 	"!$ua = $smbc\nnosuchuser$$ = x\n"
 reload_case "a bad line" "3: no '='" "# a comment\n!$ua = $smbc\nbad line here\n"
 check "... the ratelimit did not hide any of them" \
-	test "$(grep -c 'reload: username map' "$T/live.log")" = 3
+	test "$(grep -c 'reload failed, nothing changed: username map' "$T/live.log")" = 3
 printf '!%s = %s\n' $ua $smbc >"$T/live.map"
 kill -HUP "$RDAXD_PID"
 sleep 0.5
-check "a good map reloads" grep -q "reload: passdb .*username map" "$T/live.log"
+check "a good map reloads" grep -q "reload: reloaded .*passdb .*username map" "$T/live.log"
 check "... and new sessions use it: $smbc acts as $ua" \
 	$RDAX --user $smbc --password-file "$T/$smbc.pw" put "$T/f.txt" "$U/d/c3.txt"
 check_output "... (owned by $ua)" "^$ua:" owner "$T/data/c3.txt"

@@ -8,6 +8,7 @@ B=${B:-build}
 case $B in /*) ;; *) B=$top/$B ;; esac
 RDAXD=$B/rdaxd
 RDAX=$B/rdax
+RDAXCTL=$B/rdaxctl
 export LD_LIBRARY_PATH=$B${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 T=$(mktemp -d /tmp/rdax-test.XXXXXX)
@@ -143,7 +144,9 @@ start_rdaxd() {
 		set -- --store dax "$@"
 		export PMEM2_FORCE_GRANULARITY=${PMEM2_FORCE_GRANULARITY:-CACHE_LINE}
 	fi
-	"$RDAXD" --listen "tcp://127.0.0.1:$PORT" "$@" >"$T/$name.log" 2>&1 &
+	# each test server its own control socket (rdaxctl -s $CTL)
+	CTL=$T/$name.ctl
+	"$RDAXD" --listen "tcp://127.0.0.1:$PORT" --control "$CTL" "$@" >"$T/$name.log" 2>&1 &
 	RDAXD_PID=$!
 	pids="$pids $RDAXD_PID"
 	i=0
