@@ -894,15 +894,23 @@ int smb_create(struct srv_req *req)
 		if (!(r.options & FILE_DIRECTORY_FILE) && r.options & FILE_DELETE_ON_CLOSE &&
 		    r.file_attributes & FILE_ATTRIBUTE_READONLY && !sh->dos.delete_readonly)
 			return -E_SMB_CANNOT_DELETE;
+		action = FILE_CREATED;
 		if (r.options & FILE_DIRECTORY_FILE) {
 			ret = store_mkdir(&sh->root, path, 0755);
+			if (ret == -EEXIST && r.disposition == FILE_OPEN_IF) {
+				/* lost a race with another creator: open it */
+				ret = store_stat(&sh->root, path, &st);
+				if (!ret && !S_ISDIR(st.st_mode))
+					ret = -ENOTDIR;
+				exists = !ret;
+				action = FILE_OPENED;
+			}
 			if (ret == -ENOENT)
 				return not_found_err(&sh->root, path);
 			if (ret)
 				return ret;
 			is_dir = true;
 		}
-		action = FILE_CREATED;
 	}
 
 	if (cx.alloc && (!exists || truncate) && !(r.options & FILE_DIRECTORY_FILE)) {
