@@ -188,8 +188,9 @@ int fscc_fs_info_encode(struct wcur *w, int cls, const struct fscc_fsinfo *fs)
 		wcur_le32(w, 0x00000020);	/* FILE_DEVICE_IS_MOUNTED */
 		break;
 	case FileFsAttributeInformation:
-		/* case sensitive + preserved, unicode, sparse files */
-		wcur_le32(w, 0x00000001 | 0x00000002 | 0x00000004 | 0x00000040);
+		/* case sensitive + preserved, unicode, sparse files, reflink */
+		wcur_le32(w, 0x00000001 | 0x00000002 | 0x00000004 | FILE_SUPPORTS_SPARSE_FILES |
+			  (fs->block_refcounting ? FILE_SUPPORTS_BLOCK_REFCOUNTING : 0));
 		wcur_le32(w, fs->max_name_len);
 		wcur_le32(w, sizeof(fsname));
 		wcur_bytes(w, fsname, sizeof(fsname));

@@ -205,6 +205,8 @@ static int query_fs(struct srv_req *req, const struct smb2_query_info_req *r,
 	fs.serial = (uint32_t)(sh->root.dev ^ (sh->root.dev >> 32));
 	fs.created = req->conn->srv->start_time;
 	fs.max_name_len = (uint32_t)sv.f_namemax;
+	if (r->info_class == FileFsAttributeInformation)
+		fs.block_refcounting = srv_share_reflinks(sh, req->tree->ident);
 	return fscc_fs_info_encode(d, r->info_class, &fs);
 }
 

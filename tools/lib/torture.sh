@@ -107,10 +107,13 @@ torture_families() {
 			not_ok "$_f: smbtorture ran no test"
 			continue
 		fi
-		for _tt in $_tests; do
+		# test names may hold spaces ("CREATE Existing")
+		while IFS= read -r _tt; do
 			torture_judge "$_f.$_tt" "$(torture_result smbd "$_f" "$_tt")" \
 				"$(torture_result rdaxd "$_f" "$_tt")" "$T/rdaxd.$_f.out" "$_tt"
-		done
+		done <<-TESTS
+		$_tests
+		TESTS
 	done
 }
 
