@@ -162,10 +162,15 @@ static int query_file(struct srv_req *req, struct srv_open *o,
 	if (r->info_class == FileAllInformation ||
 	    r->info_class == FileNameInformation ||
 	    r->info_class == FileNormalizedNameInformation) {
+		bool normalized = r->info_class == FileNormalizedNameInformation;
+
+		/* SMB 3.1.1 only; share-relative, without the leading '\' */
+		if (normalized && req->conn->dialect < SMB2_DIALECT_311)
+			return -EOPNOTSUPP;
 		ret = srv_file_path(o->file, path, sizeof(path));
 		if (ret)
 			return ret;
-		nlen = srv_path_to_utf16(path, true, name16, sizeof(name16));
+		nlen = srv_path_to_utf16(path, !normalized, name16, sizeof(name16));
 		if (nlen < 0)
 			return nlen;
 	} else if (r->info_class == FileAlternateNameInformation) {
@@ -286,6 +291,10 @@ int smb_query_info(struct srv_req *req)
 		min = fscc_fs_info_min_size(r.info_class);
 		break;
 	case SMB2_0_INFO_QUOTA:
+		/* no quotas: no entries, as Samba on a file system without them */
+		min = 0;
+		break;
+	case SMB2_0_INFO_SECURITY:
 		return -EOPNOTSUPP;
 	default:
 		return -EINVAL;

@@ -502,14 +502,12 @@ static int dup_extents(struct srv_req *req, struct srv_open *dst,
 		return -EINVAL;
 	if (x.dst_off + x.len > (uint64_t)da.st.st_size)
 		x.len = (uint64_t)da.st.st_size - x.dst_off;
+	if (!x.len)
+		return 0;	/* FICLONERANGE would take 0 as "to the end" */
 	if (sa.st.st_ino == da.st.st_ino && sa.st.st_dev == da.st.st_dev &&
 	    x.src_off < x.dst_off + x.len && x.dst_off < x.src_off + x.len)
 		return -EOPNOTSUPP;
-	ret = srv_brl_check_io(src, x.src_off, x.len, false);
-	if (!ret)
-		ret = srv_brl_check_io(dst, x.dst_off, x.len, true);
-	if (ret)
-		return ret;
+	/* byte-range locks do not stop it, as on Windows (unlike copychunk) */
 	srv_oplock_contend(dst->srv, dst);
 	ret = srv_clone(src, x.src_off, dst, x.dst_off, x.len);
 	if (!ret && dst->write_through)

@@ -755,6 +755,8 @@ int store_clone(int src_fd, uint64_t src_off, int dst_fd, uint64_t dst_off,
 	if (src_off > INT64_MAX || len > INT64_MAX - src_off ||
 	    dst_off > INT64_MAX || len > INT64_MAX - dst_off)
 		return -EINVAL;
+	if (!len)
+		return 0;	/* FICLONERANGE: 0 is "to the end" */
 	if (!ioctl(dst_fd, FICLONERANGE, &fcr))
 		return 0;
 	switch (errno) {

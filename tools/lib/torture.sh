@@ -16,7 +16,8 @@ NEEDS=${NEEDS:-}
 torture_samba_fails=""
 
 torture_needs() {
-	echo "$NEEDS" | awk -v t="$1" '$1 == t { print $2 }'
+	# the feature is the last word: test names may hold spaces
+	echo "$NEEDS" | awk -v t="$1" 'NF > 1 { f = $NF; $NF = ""; sub(/ +$/, ""); if ($0 == t) print f }'
 }
 
 # needs_why FEATURE: the reason a skip gives (callers may override)
