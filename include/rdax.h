@@ -194,7 +194,7 @@ struct rdax_stats {
 	uint64_t reconnects;		/* sessions set up again after a drop */
 	uint64_t durable_reopens;	/* handles the server gave back then */
 	uint64_t handles_lost;		/* handles it did not give back */
-	/* since 0.4, in a field reserved before (older libraries leave it 0) */
+	/* in a field reserved before (older libraries leave it 0) */
 	uint64_t cloned_bytes;		/* copied by FSCTL_DUPLICATE_EXTENTS_TO_FILE */
 	uint64_t reserved[7];		/* zero */
 };
