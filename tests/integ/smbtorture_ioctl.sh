@@ -28,8 +28,6 @@ FAMILIES="smb2.fileid smb2.delete-on-close-perms"
 
 # What rdaxd does not do yet, by test (see tools/lib/torture.sh)
 NEEDS="
-smb2.fileid.fileid streams
-smb2.fileid.fileid-dir streams
 smb2.delete-on-close-perms.CREATE acl
 smb2.delete-on-close-perms.CREATE Existing acl
 smb2.delete-on-close-perms.CREATE_IF acl
@@ -38,7 +36,6 @@ smb2.delete-on-close-perms.FIND_and_set_DOC acl
 "
 needs_why() {
 	case $1 in
-	streams) echo "needs named streams (it creates a stream of the file and compares its FileId); rdaxd has only ::\$DATA" ;;
 	acl) echo "needs security descriptors (its directory is set up with QUERY_INFO/SET_INFO SMB2_0_INFO_SECURITY; the tests after the first leave it delete-pending); rdaxd answers STATUS_NOT_SUPPORTED" ;;
 	*) echo "needs $1" ;;
 	esac
