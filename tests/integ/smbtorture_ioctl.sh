@@ -27,19 +27,7 @@ smb2.ioctl.dup_extents_src_lock smb2.ioctl.dup_extents_dest_lock"
 FAMILIES="smb2.fileid smb2.delete-on-close-perms"
 
 # What rdaxd does not do yet, by test (see tools/lib/torture.sh)
-NEEDS="
-smb2.delete-on-close-perms.CREATE acl
-smb2.delete-on-close-perms.CREATE Existing acl
-smb2.delete-on-close-perms.CREATE_IF acl
-smb2.delete-on-close-perms.OVERWRITE_IF acl
-smb2.delete-on-close-perms.FIND_and_set_DOC acl
-"
-needs_why() {
-	case $1 in
-	acl) echo "needs security descriptors (its directory is set up with QUERY_INFO/SET_INFO SMB2_0_INFO_SECURITY; the tests after the first leave it delete-pending); rdaxd answers STATUS_NOT_SUPPORTED" ;;
-	*) echo "needs $1" ;;
-	esac
-}
+NEEDS=""
 
 if reflink_fs "$T/xfs" 400; then
 	D=$T/xfs
