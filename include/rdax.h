@@ -194,7 +194,9 @@ struct rdax_stats {
 	uint64_t reconnects;		/* sessions set up again after a drop */
 	uint64_t durable_reopens;	/* handles the server gave back then */
 	uint64_t handles_lost;		/* handles it did not give back */
-	uint64_t reserved[8];		/* zero */
+	/* in a field reserved before (older libraries leave it 0) */
+	uint64_t cloned_bytes;		/* copied by FSCTL_DUPLICATE_EXTENTS_TO_FILE */
+	uint64_t reserved[7];		/* zero */
 };
 
 RDAX_API int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st);

@@ -644,7 +644,8 @@ static void cp_stats(const struct opts *o, struct session *s, const char *label)
 	rdax_conn_stats(s->conn, &st);
 	fprintf(stderr, "%s: %s; on the wire %llu bytes sent, %llu received\n", label,
 		st.bytes_read || st.bytes_written ? "data through the client" :
-		"server-side copy",
+		st.cloned_bytes ? "server-side copy, extents shared (FSCTL_DUPLICATE_EXTENTS_TO_FILE)" :
+		"server-side copy (COPYCHUNK)",
 		(unsigned long long)st.bytes_sent,
 		(unsigned long long)st.bytes_received);
 	print_channels(s->conn);

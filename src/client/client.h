@@ -246,6 +246,7 @@ struct rdax_tree {
 	uint32_t share_flags;
 	uint32_t caps;			/* SMB2_SHARE_CAP_* */
 	bool no_lease;			/* granted no lease on a file: stats go uncached */
+	int8_t refcounting;		/* FILE_SUPPORTS_BLOCK_REFCOUNTING: 1, -1 not, 0 unknown */
 	uint32_t old_id;		/* its id before a reconnect */
 	struct list_head link;		/* c->trees */
 	struct list_head files;		/* rdax_files rdax_open made */

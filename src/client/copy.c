@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * librdax file copy. Server-side ([MS-SMB2] 3.2.4.20.2): the source's
- * resume key (FSCTL_SRV_REQUEST_RESUME_KEY), then FSCTL_SRV_COPYCHUNK_WRITE
- * requests of up to 16 MiB on the destination, so the data never crosses
- * the network. Servers without it get the data read and written through
- * the client instead.
+ * librdax file copy. Server-side: where the share's file system shares
+ * extents (FileFsAttributeInformation has FILE_SUPPORTS_BLOCK_REFCOUNTING),
+ * FSCTL_DUPLICATE_EXTENTS_TO_FILE ([MS-FSCC] 2.3.8) on a destination
+ * sized first, so no data is copied at all; else, or when the server
+ * refuses it (STATUS_NOT_SUPPORTED, STATUS_INVALID_DEVICE_REQUEST), the
+ * source's resume key (FSCTL_SRV_REQUEST_RESUME_KEY) and
+ * FSCTL_SRV_COPYCHUNK_WRITE requests of up to 16 MiB ([MS-SMB2]
+ * 3.2.4.20.2), so the data never crosses the network. Servers without
+ * either get the data read and written through the client instead.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,12 +17,15 @@
 #include <strings.h>
 
 #include "client/client.h"
+#include "proto/fscc.h"
 #include "proto/fsctl.h"
 #include "proto/ntstatus.h"
 
 #define CLIENT_BUF (8u << 20)
 #define LIMIT_RETRIES 3
 #define PATH16_MAX 2048
+#define DUP_STEP (1ull << 30)		/* bytes per DUPLICATE_EXTENTS request */
+#define FS_ATTR_OUT 512
 
 struct copy_ctx {
 	struct rdax_file *src;
@@ -30,6 +37,9 @@ struct copy_ctx {
 	uint32_t max_chunk_len;
 	uint32_t max_total;
 	uint32_t key_status;		/* why the server gave no resume key */
+	bool try_dup;			/* one connection, not RDAX_COPY_CLIENT */
+	bool sizes_known;
+	uint64_t src_size, dst_size;	/* EndOfFile of both, for duplicate extents */
 	uint64_t base;			/* bytes done before this call, for progress */
 	uint64_t total;
 	int (*progress)(void *arg, uint64_t done, uint64_t total);
@@ -158,6 +168,166 @@ static int request_resume_key(struct copy_ctx *x)
 	    fsctl_resume_key_rsp_decode(out.p, out.len, x->key))
 		return cli_err(c, -EPROTO, "malformed resume key response from %s",
 			       c->host);
+	return 0;
+}
+
+/* ---- duplicate extents ---- */
+
+/* FILE_SUPPORTS_BLOCK_REFCOUNTING in a FileFsAttributeInformation response */
+static void note_fs_attributes(struct rdax_tree *t, const struct cli_rsp *rsp)
+{
+	struct smb2_buf o;
+
+	if (rsp->status || smb2_out_buf_rsp_decode(rsp->pdu, rsp->len, &o) || o.len < 4)
+		t->refcounting = -1;
+	else
+		t->refcounting = get_le32(o.p) & FILE_SUPPORTS_BLOCK_REFCOUNTING ? 1 : -1;
+}
+
+/* EndOfFile in a FileStandardInformation response */
+static int rsp_eof(const struct cli_rsp *rsp, uint64_t *eof)
+{
+	struct smb2_buf o;
+
+	if (rsp->status || smb2_out_buf_rsp_decode(rsp->pdu, rsp->len, &o) || o.len < 16)
+		return -EPROTO;
+	*eof = get_le64(o.p + 8);
+	return 0;
+}
+
+/* The sizes of both files and (once per tree) whether extents are shared. */
+static int query_sizes(struct copy_ctx *x)
+{
+	struct rdax_tree *t = x->dst->t;
+	struct cli_chain ch;
+	int ret, fsi = -1;
+
+	cli_chain_init(t->c, &ch);
+	ret = cli_add_query_info(t, &ch, &x->src->fid, SMB2_0_INFO_FILE,
+				 FileStandardInformation, 24);
+	if (!ret)
+		ret = cli_add_query_info(t, &ch, &x->dst->fid, SMB2_0_INFO_FILE,
+					 FileStandardInformation, 24);
+	if (!ret && !t->refcounting) {
+		fsi = ch.n;
+		ret = cli_add_query_info(t, &ch, &x->dst->fid, SMB2_0_INFO_FILESYSTEM,
+					 FileFsAttributeInformation, FS_ATTR_OUT);
+	}
+	if (!ret)
+		ret = cli_chain_run(t->c, &ch);
+	else
+		cli_chain_abort(t->c, &ch);
+	if (ret)
+		return ret;
+	if (fsi >= 0)
+		note_fs_attributes(t, &ch.rsp[fsi]);
+	if (rsp_eof(&ch.rsp[0], &x->src_size) || rsp_eof(&ch.rsp[1], &x->dst_size))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+static int set_eof(struct copy_ctx *x, uint64_t eof, uint32_t *status)
+{
+	struct rdax_tree *t = x->dst->t;
+	struct smb2_set_info_req si = {
+		.info_type = SMB2_0_INFO_FILE,
+		.info_class = FileEndOfFileInformation,
+		.fid = x->dst->fid,
+	};
+	struct cli_chain ch;
+	uint8_t eofb[8];
+	struct wcur w;
+	int ret;
+
+	put_le64(eofb, eof);
+	si.data.p = eofb;
+	si.data.len = 8;
+	cli_chain_init(t->c, &ch);
+	ret = cli_chain_add(t->c, &ch, SMB2_SET_INFO, t->id, false, 0, 40 + 8, &w);
+	if (ret) {
+		cli_chain_abort(t->c, &ch);
+		return ret;
+	}
+	smb2_set_info_req_encode(&w, &si);
+	cli_chain_end(t->c, &ch, &w);
+	ret = cli_chain_run(t->c, &ch);
+	if (!ret)
+		*status = ch.rsp[0].status;
+	return ret;
+}
+
+/*
+ * FSCTL_DUPLICATE_EXTENTS_TO_FILE until len bytes are shared or the
+ * source ends. The target does not grow by it: it is sized first (and
+ * put back if the server refuses at once). -EOPNOTSUPP (message unset)
+ * where the share's file system does not share extents.
+ */
+static int copy_dup(struct copy_ctx *x, uint64_t src_off, uint64_t dst_off,
+		    uint64_t len, uint64_t *done)
+{
+	struct rdax_tree *t = x->dst->t;
+	struct rdax_conn *c = t->c;
+	struct fsctl_dup_extents d = {
+		.src_persistent = x->src->fid.persistent,
+		.src_volatile = x->src->fid.volatile_id,
+	};
+	uint8_t in[FSCTL_DUP_EXTENTS_LEN];
+	uint64_t old_size, step;
+	struct cli_chain ch;
+	uint32_t st = 0;
+	struct wcur w;
+	int ret;
+
+	if (t->refcounting < 0)
+		return -EOPNOTSUPP;
+	if (!x->sizes_known) {
+		ret = query_sizes(x);
+		if (ret)
+			return ret;
+	}
+	if (t->refcounting < 0 || src_off >= x->src_size)
+		return -EOPNOTSUPP;
+	if (len > x->src_size - src_off)
+		len = x->src_size - src_off;
+	old_size = x->dst_size;
+	if (dst_off + len > x->dst_size) {
+		ret = set_eof(x, dst_off + len, &st);
+		if (ret)
+			return ret;
+		if (st)
+			return cli_status(c, st, "size", x->dst->path);
+	}
+	while (*done < len) {
+		step = len - *done < DUP_STEP ? len - *done : DUP_STEP;
+		d.src_off = src_off + *done;
+		d.dst_off = dst_off + *done;
+		d.len = step;
+		wcur_init(&w, in, sizeof(in));
+		fsctl_dup_extents_encode(&w, &d);
+		cli_chain_init(c, &ch);
+		ret = add_ioctl(t, &ch, &x->dst->fid, FSCTL_DUPLICATE_EXTENTS_TO_FILE,
+				in, (uint32_t)w.off, 0);
+		if (!ret)
+			ret = cli_chain_run(c, &ch);
+		else
+			cli_chain_abort(c, &ch);
+		if (ret)
+			return ret;
+		st = ch.rsp[0].status;
+		if (not_supported(st)) {
+			/* the rest by COPYCHUNK; nothing shared yet: the old size back */
+			if (!*done && old_size < dst_off + len)
+				set_eof(x, old_size, &st);
+			return -EOPNOTSUPP;
+		}
+		if (st)
+			return cli_status(c, st, "duplicate extents to", x->dst->path);
+		*done += step;
+		c->stats.cloned_bytes += step;
+		ret = report(x, *done);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
@@ -334,6 +504,11 @@ static int copy_run(struct copy_ctx *x, bool have_key, uint64_t src_off,
 
 	if (!len)
 		return 0;
+	if (x->try_dup) {
+		ret = copy_dup(x, src_off, dst_off, len, done);
+		if (ret != -EOPNOTSUPP || *done >= len)
+			return ret;
+	}
 	if (have_key)
 		ret = copy_server(x, src_off, dst_off, len, done);
 	if (ret != -EOPNOTSUPP)
@@ -361,6 +536,7 @@ int64_t rdax_copy_range(struct rdax_file *src, uint64_t src_off,
 	if ((flags & RDAX_COPY_CLIENT) && (flags & RDAX_COPY_SERVER_ONLY))
 		return cli_err(c, -EINVAL, "RDAX_COPY_CLIENT and RDAX_COPY_SERVER_ONLY conflict");
 	ctx_init(&x, src, dst, flags);
+	x.try_dup = src->t->c == c && !(flags & RDAX_COPY_CLIENT);
 	if (src->t->c != c) {
 		if (flags & RDAX_COPY_SERVER_ONLY)
 			return cli_err(c, -EXDEV,
@@ -488,7 +664,7 @@ int64_t rdax_copy(struct rdax_tree *t, const char *src, const char *dst,
 	bool server_only = flags & RDAX_COPY_SERVER_ONLY;
 	bool want_key, have_key = false, src_ok, dst_ok = false, created = false;
 	uint64_t src_id, dst_id = 0, eof;
-	int ret, cdi = 0;
+	int ret, cdi = 0, fsi = 0;
 	char msg[sizeof(c->errmsg)];
 	uint32_t st = 0;
 	struct copy_ctx x;
@@ -514,6 +690,11 @@ int64_t rdax_copy(struct rdax_tree *t, const char *src, const char *dst,
 	ret = add_create(t, &ch, src, FILE_GENERIC_READ, FILE_OPEN);
 	if (!ret)
 		ret = add_query_id(t, &ch);
+	if (!ret && want_key && !t->refcounting) {
+		fsi = ch.n;
+		ret = cli_add_query_info(t, &ch, &cli_related_fid, SMB2_0_INFO_FILESYSTEM,
+					 FileFsAttributeInformation, FS_ATTR_OUT);
+	}
 	if (!ret && !server_only) {
 		cdi = ch.n;
 		ret = add_create(t, &ch, dst, FILE_GENERIC_READ | FILE_GENERIC_WRITE,
@@ -531,6 +712,8 @@ int64_t rdax_copy(struct rdax_tree *t, const char *src, const char *dst,
 	src_ok = !ch.rsp[0].status &&
 		 !smb2_create_rsp_decode(ch.rsp[0].pdu, ch.rsp[0].len, &cs);
 	src_id = rsp_file_id(&ch.rsp[1]);
+	if (fsi && src_ok)
+		note_fs_attributes(t, &ch.rsp[fsi]);
 	if (cdi) {
 		dst_ok = !ch.rsp[cdi].status &&
 			 !smb2_create_rsp_decode(ch.rsp[cdi].pdu, ch.rsp[cdi].len, &cd);
@@ -550,6 +733,7 @@ int64_t rdax_copy(struct rdax_tree *t, const char *src, const char *dst,
 	}
 
 	ctx_init(&x, &fs, &fd, flags);
+	x.try_dup = !(flags & RDAX_COPY_CLIENT);
 	x.total = cs.end_of_file;
 	x.progress = progress;
 	x.arg = arg;
@@ -570,6 +754,9 @@ int64_t rdax_copy(struct rdax_tree *t, const char *src, const char *dst,
 		fd.fid = cd.fid;
 		created = cd.action == FILE_CREATED;
 	}
+	x.sizes_known = true;
+	x.src_size = cs.end_of_file;
+	x.dst_size = cd.end_of_file;
 	if (same_file(src_id, dst_id, src, dst)) {
 		ret = cli_err(c, -EINVAL, "%s and %s are the same file", src, dst);
 		goto out_close;

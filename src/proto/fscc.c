@@ -152,10 +152,11 @@ int fscc_file_info_encode(struct wcur *w, int cls, const struct fscc_info *fi,
 uint32_t fscc_fs_info_min_size(int cls)
 {
 	switch (cls) {
-	case FileFsVolumeInformation: return 18;
+	case FileFsVolumeInformation: return 24;	/* Windows' and Samba's */
 	case FileFsSizeInformation: return 24;
 	case FileFsDeviceInformation: return 8;
-	case FileFsAttributeInformation: return 12;
+	case FileFsAttributeInformation: return 16;
+	case FileFsControlInformation: return 48;
 	case FileFsFullSizeInformation: return 32;
 	case FileFsObjectIdInformation: return 64;
 	case FileFsSectorSizeInformation: return 28;
@@ -188,8 +189,9 @@ int fscc_fs_info_encode(struct wcur *w, int cls, const struct fscc_fsinfo *fs)
 		wcur_le32(w, 0x00000020);	/* FILE_DEVICE_IS_MOUNTED */
 		break;
 	case FileFsAttributeInformation:
-		/* case sensitive + preserved, unicode, sparse files */
-		wcur_le32(w, 0x00000001 | 0x00000002 | 0x00000004 | 0x00000040);
+		/* case sensitive + preserved, unicode, sparse files, reflink */
+		wcur_le32(w, 0x00000001 | 0x00000002 | 0x00000004 | FILE_SUPPORTS_SPARSE_FILES |
+			  (fs->block_refcounting ? FILE_SUPPORTS_BLOCK_REFCOUNTING : 0));
 		wcur_le32(w, fs->max_name_len);
 		wcur_le32(w, sizeof(fsname));
 		wcur_bytes(w, fsname, sizeof(fsname));
@@ -200,6 +202,10 @@ int fscc_fs_info_encode(struct wcur *w, int cls, const struct fscc_fsinfo *fs)
 		wcur_le64(w, fs->avail_units);
 		wcur_le32(w, fs->sectors_per_unit);
 		wcur_le32(w, sector);
+		break;
+	case FileFsControlInformation:
+		/* no quotas: no thresholds or limits, nothing enabled */
+		wcur_zero(w, 48);
 		break;
 	case FileFsObjectIdInformation:
 		wcur_le32(w, fs->serial);

@@ -31,7 +31,11 @@ struct fscc_fsinfo {
 	uint32_t max_name_len;
 	const uint8_t *label;		/* UTF-16LE */
 	uint32_t label_len;
+	bool block_refcounting;		/* FILE_SUPPORTS_BLOCK_REFCOUNTING */
 };
+
+#define FILE_SUPPORTS_SPARSE_FILES 0x00000040u
+#define FILE_SUPPORTS_BLOCK_REFCOUNTING 0x08000000u
 
 /*
  * File information for QUERY_INFO. name is the UTF-16LE path for the

@@ -151,3 +151,54 @@ void fsctl_netif_encode(struct wcur *w, const struct fsctl_netif *n, uint32_t ne
 	}
 	wcur_bytes(w, sa, sizeof(sa));
 }
+
+int fsctl_range_decode(const uint8_t *p, size_t len, struct fsctl_range *r)
+{
+	if (len < FSCTL_RANGE_LEN)
+		return -EBADMSG;
+	r->off = get_le64(p);
+	r->len = get_le64(p + 8);
+	return 0;
+}
+
+void fsctl_range_encode(struct wcur *w, const struct fsctl_range *r)
+{
+	wcur_le64(w, r->off);
+	wcur_le64(w, r->len);
+}
+
+int fsctl_zero_data_decode(const uint8_t *p, size_t len, uint64_t *off, uint64_t *beyond)
+{
+	if (len < FSCTL_ZERO_DATA_LEN)
+		return -EBADMSG;
+	*off = get_le64(p);
+	*beyond = get_le64(p + 8);
+	return 0;
+}
+
+void fsctl_zero_data_encode(struct wcur *w, uint64_t off, uint64_t beyond)
+{
+	wcur_le64(w, off);
+	wcur_le64(w, beyond);
+}
+
+int fsctl_dup_extents_decode(const uint8_t *p, size_t len, struct fsctl_dup_extents *d)
+{
+	if (len < FSCTL_DUP_EXTENTS_LEN)
+		return -EBADMSG;
+	d->src_persistent = get_le64(p);
+	d->src_volatile = get_le64(p + 8);
+	d->src_off = get_le64(p + 16);
+	d->dst_off = get_le64(p + 24);
+	d->len = get_le64(p + 32);
+	return 0;
+}
+
+void fsctl_dup_extents_encode(struct wcur *w, const struct fsctl_dup_extents *d)
+{
+	wcur_le64(w, d->src_persistent);
+	wcur_le64(w, d->src_volatile);
+	wcur_le64(w, d->src_off);
+	wcur_le64(w, d->dst_off);
+	wcur_le64(w, d->len);
+}

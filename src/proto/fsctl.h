@@ -100,4 +100,37 @@ int fsctl_netif_decode(const uint8_t *p, size_t len, struct fsctl_netif *out,
 /* One entry as a server sends it (tests); next 0 ends the list. */
 void fsctl_netif_encode(struct wcur *w, const struct fsctl_netif *n, uint32_t next);
 
+/* ---- sparse files and extents [MS-FSCC] 2.3.33, 2.3.34, 2.3.67, 2.3.8 ---- */
+
+#define FSCTL_RANGE_LEN 16		/* FILE_ALLOCATED_RANGE_BUFFER */
+#define FSCTL_ZERO_DATA_LEN 16		/* FILE_ZERO_DATA_INFORMATION */
+#define FSCTL_DUP_EXTENTS_LEN 40	/* DUPLICATE_EXTENTS_DATA */
+
+/* An offset and a length (QUERY_ALLOCATED_RANGES in and out). */
+struct fsctl_range {
+	uint64_t off;
+	uint64_t len;
+};
+
+struct fsctl_dup_extents {
+	uint64_t src_persistent;	/* the source's FileId */
+	uint64_t src_volatile;
+	uint64_t src_off;
+	uint64_t dst_off;
+	uint64_t len;
+};
+
+/*
+ * Decoders fail with -EBADMSG for a buffer shorter than the structure
+ * (more is allowed, as Windows does) and take values as they are:
+ * offsets beyond INT64_MAX ("negative") are the caller's to refuse.
+ */
+int fsctl_range_decode(const uint8_t *p, size_t len, struct fsctl_range *r);
+void fsctl_range_encode(struct wcur *w, const struct fsctl_range *r);
+/* FILE_ZERO_DATA_INFORMATION: FileOffset, BeyondFinalZero */
+int fsctl_zero_data_decode(const uint8_t *p, size_t len, uint64_t *off, uint64_t *beyond);
+void fsctl_zero_data_encode(struct wcur *w, uint64_t off, uint64_t beyond);
+int fsctl_dup_extents_decode(const uint8_t *p, size_t len, struct fsctl_dup_extents *d);
+void fsctl_dup_extents_encode(struct wcur *w, const struct fsctl_dup_extents *d);
+
 #endif

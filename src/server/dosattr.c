@@ -14,6 +14,7 @@
 
 #include "proto/dosattr.h"
 #include "proto/fscc.h"
+#include "proto/ntstatus.h"
 #include "server/server.h"
 #include "util/log.h"
 
@@ -225,6 +226,26 @@ int srv_attr_set(struct srv_share *sh, int fd, const struct srv_attr *a, uint32_
 		noxattr(sh);
 	}
 	return set_mode(sh, fd, a, attrib);
+}
+
+int srv_attr_set_sparse(struct srv_share *sh, int fd, const struct srv_attr *a, bool sparse)
+{
+	uint8_t blob[DOSATTR_V5_LEN];
+	uint32_t attrib;
+	int n, ret;
+
+	if (!sh->dos.store)
+		return -E_SMB_INVALID_DEVICE_REQUEST;	/* as Samba */
+	if (!a->xattr)
+		return -EOPNOTSUPP;
+	attrib = a->attrib & ~(a->dot_hidden ? FILE_ATTRIBUTE_HIDDEN : 0u);
+	if (!!(attrib & FILE_ATTRIBUTE_SPARSE_FILE) == sparse)
+		return 0;
+	attrib = (attrib & KEPT & ~FILE_ATTRIBUTE_DIRECTORY) |
+		 (sparse ? FILE_ATTRIBUTE_SPARSE_FILE : 0u);
+	n = dosattr_encode(attrib, a->btime, blob, sizeof(blob));
+	ret = n < 0 ? n : store_setxattr(fd, DOSATTR_XATTR, blob, (size_t)n);
+	return ret == -EPERM ? -EACCES : ret;
 }
 
 void srv_attr_to_info(const struct srv_attr *a, uint64_t initial_alloc, struct fscc_info *fi)

@@ -120,6 +120,55 @@ int srv_fallocate(struct srv_open *o, uint64_t size)
 }
 
 /*
+ * A device-DAX share has no file behind its name, a stream lives in an
+ * extended attribute: no holes, no extents.
+ */
+static bool on_device(const struct srv_open *o)
+{
+	struct dax_file *d = dax_of(o);
+
+	return (d && dax_is_device(d)) || ops_of(o) != &file_ops;
+}
+
+int srv_punch(struct srv_open *o, uint64_t off, uint64_t len)
+{
+	return on_device(o) ? -EOPNOTSUPP : store_punch(o->fd, off, len);
+}
+
+int srv_data_range(struct srv_open *o, uint64_t off, uint64_t *data, uint64_t *hole)
+{
+	if (on_device(o)) {
+		*data = off;
+		*hole = UINT64_MAX;
+		return 1;
+	}
+	return store_data_range(o->fd, off, data, hole);
+}
+
+int srv_clone(struct srv_open *src, uint64_t src_off, struct srv_open *dst,
+	      uint64_t dst_off, uint64_t len)
+{
+	if (on_device(src) || on_device(dst))
+		return -EOPNOTSUPP;
+	return store_clone(src->fd, src_off, dst->fd, dst_off, len);
+}
+
+static int probe_reflink(void *arg)
+{
+	struct srv_share *sh = arg;
+
+	atomic_store(&sh->reflink, store_can_reflink(&sh->root) ? 1 : -1);
+	return 0;
+}
+
+bool srv_share_reflinks(struct srv_share *sh, const struct srv_ident *back)
+{
+	if (!atomic_load(&sh->reflink))
+		srv_ident_run_self(back, probe_reflink, sh);	/* as rdaxd: its temporary files */
+	return atomic_load(&sh->reflink) > 0;
+}
+
+/*
  * Server-side copy. Files of a DAX share stay durable-on-answer: the
  * kernel copy is made durable at once; a device share has no file
  * behind its name, so its data is copied through the mappings.

@@ -118,6 +118,7 @@ struct srv_share {
 	bool ipc;
 	struct srv_dos_opts dos;
 	atomic_bool dos_noxattr_logged;	/* a file system without user xattrs, once */
+	atomic_int reflink;		/* its file system shares extents: 1 yes, -1 no, 0 unknown */
 	char **valid_users;		/* NULL-terminated; a reload swaps it */
 	int nvalid;
 	/* "force user" / "force group" ('+': only for members), resolved at start */
@@ -1301,6 +1302,16 @@ int srv_ftruncate(struct srv_open *o, uint64_t size);
 int srv_fallocate(struct srv_open *o, uint64_t size);
 /* The open's O_DIRECT descriptor for aligned transfers, or -1. */
 int srv_file_direct_fd(struct srv_open *o, bool write);
+/*
+ * Holes and extents (store.h: store_punch, store_data_range, store_clone);
+ * a device-DAX share is all data and cannot punch or clone.
+ */
+int srv_punch(struct srv_open *o, uint64_t off, uint64_t len);
+int srv_data_range(struct srv_open *o, uint64_t off, uint64_t *data, uint64_t *hole);
+int srv_clone(struct srv_open *src, uint64_t src_off, struct srv_open *dst,
+	      uint64_t dst_off, uint64_t len);
+/* Its file system shares extents (probed once, as rdaxd; back: see srv_attr_get). */
+bool srv_share_reflinks(struct srv_share *sh, const struct srv_ident *back);
 int srv_copy_range(struct srv_open *src, uint64_t src_off, struct srv_open *dst,
 		   uint64_t dst_off, uint64_t len, uint64_t *copied);
 /* Attach the DAX mapping to a newly opened regular file of a DAX share. */
@@ -1391,6 +1402,12 @@ int srv_sd_create(int fd, const uint8_t *p, size_t len, const struct srv_ident *
 /* A new file inherits from its parent's kept DACL (parent: its directory). */
 int srv_sd_inherit(int parent, int fd, const struct srv_ident *id);
 uint32_t srv_sd_maximal(int fd, const struct stat *st, const struct srv_ident *id);
+/*
+ * FSCTL_SET_SPARSE: keep FILE_ATTRIBUTE_SPARSE_FILE in user.DOSATTRIB or
+ * clear it, as Samba (a SET_INFO of the attributes drops it). -EOPNOTSUPP
+ * where the attributes are mode bits.
+ */
+int srv_attr_set_sparse(struct srv_share *sh, int fd, const struct srv_attr *a, bool sparse);
 /* The wire view; initial_alloc: an open's AllocationSize (0: none). */
 struct fscc_info;
 void srv_attr_to_info(const struct srv_attr *a, uint64_t initial_alloc, struct fscc_info *fi);

@@ -829,6 +829,9 @@ int smb_create(struct srv_req *req)
 	/* no temporary directory (Samba: an IFS kit test) */
 	if (r.options & FILE_DIRECTORY_FILE && r.file_attributes & FILE_ATTRIBUTE_TEMPORARY)
 		return -EINVAL;
+	/* [MS-SMB2] 3.3.5.9: a name starting with a separator is refused */
+	if (r.name.len >= 2 && r.name.p[0] == '\\' && !r.name.p[1])
+		return -EINVAL;
 	ret = srv_path_stream_from_utf16(r.name.p, r.name.len, path, sizeof(path),
 					 sname, sizeof(sname), &skind);
 	if (ret)

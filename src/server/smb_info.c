@@ -162,10 +162,15 @@ static int query_file(struct srv_req *req, struct srv_open *o,
 	if (r->info_class == FileAllInformation ||
 	    r->info_class == FileNameInformation ||
 	    r->info_class == FileNormalizedNameInformation) {
+		bool normalized = r->info_class == FileNormalizedNameInformation;
+
+		/* SMB 3.1.1 only; share-relative, without the leading '\' */
+		if (normalized && req->conn->dialect < SMB2_DIALECT_311)
+			return -EOPNOTSUPP;
 		ret = srv_file_path(o->file, path, sizeof(path));
 		if (ret)
 			return ret;
-		nlen = srv_path_to_utf16(path, true, name16, sizeof(name16));
+		nlen = srv_path_to_utf16(path, !normalized, name16, sizeof(name16));
 		if (nlen < 0)
 			return nlen;
 	} else if (r->info_class == FileAlternateNameInformation) {
@@ -205,6 +210,8 @@ static int query_fs(struct srv_req *req, const struct smb2_query_info_req *r,
 	fs.serial = (uint32_t)(sh->root.dev ^ (sh->root.dev >> 32));
 	fs.created = req->conn->srv->start_time;
 	fs.max_name_len = (uint32_t)sv.f_namemax;
+	if (r->info_class == FileFsAttributeInformation)
+		fs.block_refcounting = srv_share_reflinks(sh, req->tree->ident);
 	return fscc_fs_info_encode(d, r->info_class, &fs);
 }
 
@@ -284,6 +291,10 @@ int smb_query_info(struct srv_req *req)
 		min = fscc_fs_info_min_size(r.info_class);
 		break;
 	case SMB2_0_INFO_QUOTA:
+		/* no quotas: no entries, as Samba on a file system without them */
+		min = 0;
+		break;
+	case SMB2_0_INFO_SECURITY:
 		return -EOPNOTSUPP;
 	default:
 		return -EINVAL;

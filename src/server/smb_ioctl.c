@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * IOCTL: FSCTL_VALIDATE_NEGOTIATE_INFO, FSCTL_QUERY_NETWORK_INTERFACE_INFO,
- * server-side copy (FSCTL_SRV_REQUEST_RESUME_KEY, FSCTL_SRV_COPYCHUNK[_WRITE]).
+ * server-side copy (FSCTL_SRV_REQUEST_RESUME_KEY, FSCTL_SRV_COPYCHUNK[_WRITE],
+ * FSCTL_DUPLICATE_EXTENTS_TO_FILE), sparse files (FSCTL_SET_SPARSE,
+ * FSCTL_SET_ZERO_DATA, FSCTL_QUERY_ALLOCATED_RANGES), named pipes
+ * (FSCTL_PIPE_TRANSCEIVE), by the fsctls[] table.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -325,11 +328,278 @@ static int transceive(struct srv_open *o, const struct smb2_ioctl_req *r, struct
 	return ret;
 }
 
+/* ---- sparse files [MS-FSCC] 2.3.64, 2.3.67, 2.3.33 ---- */
+
+static int open_sparse(struct srv_req *req, struct srv_open *o, struct srv_attr *a)
+{
+	int ret = srv_attr_get(o->share, o->fd, NULL, NULL, req->tree->ident, a);
+
+	if (ret)
+		return ret;
+	return !!(a->attrib & FILE_ATTRIBUTE_SPARSE_FILE);
+}
+
+/* No buffer or a non-zero SetSparse byte sets it, as Windows. */
+static int set_sparse(struct srv_req *req, struct srv_open *o,
+		      const struct smb2_ioctl_req *r, struct wcur *d)
+{
+	bool sparse = !r->input.len || r->input.p[0];
+	struct srv_attr a;
+	int ret;
+
+	(void)d;
+	if (!(o->access & (FILE_WRITE_DATA | FILE_WRITE_ATTRIBUTES | FILE_APPEND_DATA)))
+		return -EACCES;
+	if (o->is_dir)
+		return -EINVAL;
+	if (o->file && o->file->stream)
+		return 0;	/* as Samba: a stream's flag is not kept */
+	ret = open_sparse(req, o, &a);
+	if (ret < 0)
+		return ret;
+	return srv_attr_set_sparse(o->share, o->fd, &a, sparse);
+}
+
+/* Zeros over [FileOffset, BeyondFinalZero), deallocated where it can be. */
+static int zero_data(struct srv_req *req, struct srv_open *o,
+		     const struct smb2_ioctl_req *r, struct wcur *d)
+{
+	uint64_t off, beyond;
+	int ret;
+
+	(void)req;
+	(void)d;
+	if (!(o->access & FILE_WRITE_DATA))
+		return -EACCES;
+	if (fsctl_zero_data_decode(r->input.p, r->input.len, &off, &beyond) ||
+	    off > INT64_MAX || beyond > INT64_MAX || beyond < off)
+		return -EINVAL;
+	if (o->is_dir)
+		return -E_SMB_INVALID_DEVICE_REQUEST;
+	if (beyond == off)
+		return 0;
+	ret = srv_brl_check_io(o, off, beyond - off, true);
+	if (ret)
+		return ret;
+	srv_oplock_contend(o->srv, o);
+	ret = srv_punch(o, off, beyond - off);
+	if (!ret && o->write_through)
+		ret = srv_fflush(o);
+	return ret;
+}
+
+/*
+ * The data ranges in [FileOffset, FileOffset + Length) below the end of
+ * file: one range for a file not marked sparse (as Windows and Samba),
+ * SEEK_DATA/SEEK_HOLE for a sparse one. Fewer ranges than found fit the
+ * output: as many as fit and STATUS_BUFFER_OVERFLOW; not one fits:
+ * STATUS_BUFFER_TOO_SMALL.
+ */
+static int allocated_ranges(struct srv_req *req, struct srv_open *o,
+			    const struct smb2_ioctl_req *r, struct wcur *d)
+{
+	struct fsctl_range q, out;
+	uint64_t end, at, data, hole;
+	struct srv_attr a;
+	struct stat st;
+	int sparse, ret;
+
+	if (!(o->access & FILE_READ_DATA))
+		return -EACCES;
+	if (fsctl_range_decode(r->input.p, r->input.len, &q) ||
+	    q.off > INT64_MAX || q.len > INT64_MAX || q.len > INT64_MAX - q.off)
+		return -EINVAL;
+	if (o->is_dir)
+		return -E_SMB_INVALID_DEVICE_REQUEST;
+	sparse = open_sparse(req, o, &a);
+	if (sparse < 0)
+		return sparse;
+	ret = srv_fstat(o, &st);	/* a stream's own size */
+	if (ret)
+		return ret;
+	end = q.off + q.len;
+	if (end > (uint64_t)st.st_size)
+		end = (uint64_t)st.st_size;
+	for (at = q.off; at < end; at = hole) {
+		if (sparse) {
+			ret = srv_data_range(o, at, &data, &hole);
+			if (ret <= 0)
+				return ret;
+		} else {
+			data = at;
+			hole = end;
+		}
+		if (data >= end)
+			break;
+		out.off = data;
+		out.len = (hole < end ? hole : end) - data;
+		if (d->cap - d->off < FSCTL_RANGE_LEN) {
+			if (!d->off)
+				return -ERANGE;
+			req->keep_body = true;
+			return -E_SMB_BUFFER_OVERFLOW;
+		}
+		fsctl_range_encode(d, &out);
+	}
+	return 0;
+}
+
+/* ---- FSCTL_DUPLICATE_EXTENTS_TO_FILE [MS-FSCC] 2.3.8, [MS-FSA] 2.1.5.9.4 ---- */
+
+/* The source open named in the request, of this session; held. */
+static int dup_source(struct srv_req *req, const struct fsctl_dup_extents *x,
+		      struct srv_open **out)
+{
+	struct smb2_fid fid = { .persistent = x->src_persistent,
+				.volatile_id = x->src_volatile };
+
+	*out = srv_open_get(req->sess, &fid);
+	if (!*out)
+		return -E_SMB_INVALID_HANDLE;
+	return srv_req_hold(req, *out) ? -E_SMB_INVALID_HANDLE : 0;
+}
+
+static int dup_extents(struct srv_req *req, struct srv_open *dst,
+		       const struct smb2_ioctl_req *r, struct wcur *d)
+{
+	struct fsctl_dup_extents x;
+	struct srv_open *src;
+	struct srv_attr sa, da;
+	int ssparse, dsparse, ret;
+
+	(void)d;
+	if (fsctl_dup_extents_decode(r->input.p, r->input.len, &x))
+		return -EINVAL;
+	if (!srv_share_reflinks(dst->share, req->tree->ident))
+		return -EOPNOTSUPP;
+	ret = dup_source(req, &x, &src);
+	if (ret)
+		return ret;
+	if (src->share != dst->share)
+		return -EOPNOTSUPP;
+	if (!(src->access & FILE_READ_DATA) || !(dst->access & FILE_WRITE_DATA))
+		return -EACCES;
+	if (src->is_dir || dst->is_dir)
+		return -E_SMB_INVALID_DEVICE_REQUEST;
+	if (!x.len)
+		return 0;
+	if (x.src_off > INT64_MAX || x.dst_off > INT64_MAX ||
+	    x.len > INT64_MAX - x.src_off || x.len > INT64_MAX - x.dst_off)
+		return -EINVAL;
+	ssparse = open_sparse(req, src, &sa);
+	if (ssparse < 0)
+		return ssparse;
+	dsparse = open_sparse(req, dst, &da);
+	if (dsparse < 0)
+		return dsparse;
+	/* as Windows Server 2016: a sparse source needs a sparse target */
+	if (ssparse && !dsparse)
+		return -EOPNOTSUPP;
+	if (x.src_off + x.len > (uint64_t)sa.st.st_size)
+		return -EOPNOTSUPP;
+	/* the target does not grow: the count stops at its end */
+	if (x.dst_off > (uint64_t)da.st.st_size)
+		return -EINVAL;
+	if (x.dst_off + x.len > (uint64_t)da.st.st_size)
+		x.len = (uint64_t)da.st.st_size - x.dst_off;
+	if (!x.len)
+		return 0;	/* FICLONERANGE would take 0 as "to the end" */
+	if (sa.st.st_ino == da.st.st_ino && sa.st.st_dev == da.st.st_dev &&
+	    x.src_off < x.dst_off + x.len && x.dst_off < x.src_off + x.len)
+		return -EOPNOTSUPP;
+	/* byte-range locks do not stop it, as on Windows (unlike copychunk) */
+	srv_oplock_contend(dst->srv, dst);
+	ret = srv_clone(src, x.src_off, dst, x.dst_off, x.len);
+	if (!ret && dst->write_through)
+		ret = srv_fflush(dst);
+	return ret;
+}
+
+/* ---- the table ---- */
+
+static int dfs_referrals(struct srv_req *req, struct srv_open *o,
+			 const struct smb2_ioctl_req *r, struct wcur *d)
+{
+	(void)req, (void)o, (void)r, (void)d;
+	return -E_SMB_FS_DRIVER_REQUIRED;
+}
+
+static int pipe_transceive(struct srv_req *req, struct srv_open *o,
+			   const struct smb2_ioctl_req *r, struct wcur *d)
+{
+	int ret = transceive(o, r, d);
+
+	req->keep_body = ret == -E_SMB_BUFFER_OVERFLOW;
+	return ret;
+}
+
+static int get_reparse_point(struct srv_req *req, struct srv_open *o,
+			     const struct smb2_ioctl_req *r, struct wcur *d)
+{
+	/* opens follow symlinks beneath the share: never a link itself */
+	(void)req, (void)o, (void)r, (void)d;
+	return -E_SMB_NOT_A_REPARSE_POINT;
+}
+
+static int validate_negotiate_h(struct srv_req *req, struct srv_open *o,
+				const struct smb2_ioctl_req *r, struct wcur *d)
+{
+	(void)o;
+	return validate_negotiate(req, r, d);
+}
+
+static int network_interfaces_h(struct srv_req *req, struct srv_open *o,
+				const struct smb2_ioctl_req *r, struct wcur *d)
+{
+	(void)o, (void)r;
+	return network_interfaces(req, d);
+}
+
+static int object_id_h(struct srv_req *req, struct srv_open *o,
+		       const struct smb2_ioctl_req *r, struct wcur *d)
+{
+	(void)req, (void)r;
+	return object_id(o, d);
+}
+
+static int resume_key_h(struct srv_req *req, struct srv_open *o,
+			const struct smb2_ioctl_req *r, struct wcur *d)
+{
+	(void)req;
+	return request_resume_key(o, r, d);
+}
+
+#define F_HANDLE 1	/* on an open: the FileId is checked first */
+#define F_PIPE 2	/* also on a named pipe (IPC$) */
+
+static const struct {
+	uint32_t code;
+	unsigned int flags;
+	int (*fn)(struct srv_req *req, struct srv_open *o,
+		  const struct smb2_ioctl_req *r, struct wcur *d);
+} fsctls[] = {
+	{ FSCTL_VALIDATE_NEGOTIATE_INFO, 0, validate_negotiate_h },
+	{ FSCTL_QUERY_NETWORK_INTERFACE_INFO, 0, network_interfaces_h },
+	{ FSCTL_DFS_GET_REFERRALS, 0, dfs_referrals },
+	{ FSCTL_DFS_GET_REFERRALS_EX, 0, dfs_referrals },
+	{ FSCTL_PIPE_TRANSCEIVE, F_HANDLE | F_PIPE, pipe_transceive },
+	{ FSCTL_CREATE_OR_GET_OBJECT_ID, F_HANDLE, object_id_h },
+	{ FSCTL_GET_REPARSE_POINT, F_HANDLE, get_reparse_point },
+	{ FSCTL_SET_SPARSE, F_HANDLE, set_sparse },
+	{ FSCTL_SET_ZERO_DATA, F_HANDLE, zero_data },
+	{ FSCTL_QUERY_ALLOCATED_RANGES, F_HANDLE, allocated_ranges },
+	{ FSCTL_SRV_REQUEST_RESUME_KEY, F_HANDLE, resume_key_h },
+	{ FSCTL_SRV_COPYCHUNK, F_HANDLE, copychunk },
+	{ FSCTL_SRV_COPYCHUNK_WRITE, F_HANDLE, copychunk },
+	{ FSCTL_DUPLICATE_EXTENTS_TO_FILE, F_HANDLE, dup_extents },
+};
+
 int smb_ioctl(struct srv_req *req)
 {
 	struct smb2_ioctl_rsp rsp = { 0 };
 	struct smb2_ioctl_req r;
-	struct srv_open *o;
+	struct srv_open *o = NULL;
+	unsigned int i, n = sizeof(fsctls) / sizeof(fsctls[0]);
 	struct wcur d;
 	uint32_t cap;
 	int ret;
@@ -347,11 +617,10 @@ int smb_ioctl(struct srv_req *req)
 	wcur_init(&d, req->w.p + 112, cap);
 	rsp.ctl_code = r.ctl_code;
 	rsp.fid = r.fid;
-	/* handle-based controls check the handle first */
-	if (r.ctl_code != FSCTL_VALIDATE_NEGOTIATE_INFO &&
-	    r.ctl_code != FSCTL_QUERY_NETWORK_INTERFACE_INFO &&
-	    r.ctl_code != FSCTL_DFS_GET_REFERRALS &&
-	    r.ctl_code != FSCTL_DFS_GET_REFERRALS_EX) {
+	for (i = 0; i < n && fsctls[i].code != r.ctl_code; i++)
+		;
+	/* handle-based controls (and unknown ones) check the handle first */
+	if (i == n || fsctls[i].flags & F_HANDLE) {
 		if (!req->tree)
 			return -E_SMB_NETWORK_NAME_DELETED;
 		ret = srv_req_open(req, &r.fid, &o);
@@ -359,38 +628,10 @@ int smb_ioctl(struct srv_req *req)
 			return ret;
 		rsp.fid.persistent = o->persistent;
 		rsp.fid.volatile_id = o->volatile_id;
-		if (o->pipe && r.ctl_code != FSCTL_PIPE_TRANSCEIVE)
-			return -E_SMB_INVALID_DEVICE_REQUEST;
 	}
-	switch (r.ctl_code) {
-	case FSCTL_VALIDATE_NEGOTIATE_INFO:
-		ret = validate_negotiate(req, &r, &d);
-		break;
-	case FSCTL_QUERY_NETWORK_INTERFACE_INFO:
-		ret = network_interfaces(req, &d);
-		break;
-	case FSCTL_DFS_GET_REFERRALS:
-	case FSCTL_DFS_GET_REFERRALS_EX:
-		return -E_SMB_FS_DRIVER_REQUIRED;
-	case FSCTL_SET_SPARSE:
-		break;		/* files are sparse whenever they have holes */
-	case FSCTL_CREATE_OR_GET_OBJECT_ID:
-		ret = object_id(o, &d);
-		break;
-	case FSCTL_PIPE_TRANSCEIVE:
-		ret = transceive(o, &r, &d);
-		req->keep_body = ret == -E_SMB_BUFFER_OVERFLOW;
-		break;
-	case FSCTL_SRV_REQUEST_RESUME_KEY:
-		ret = request_resume_key(o, &r, &d);
-		break;
-	case FSCTL_SRV_COPYCHUNK:
-	case FSCTL_SRV_COPYCHUNK_WRITE:
-		ret = copychunk(req, o, &r, &d);
-		break;
-	default:
+	if (i == n || (o && o->pipe && !(fsctls[i].flags & F_PIPE)))
 		return -E_SMB_INVALID_DEVICE_REQUEST;
-	}
+	ret = fsctls[i].fn(req, o, &r, &d);
 	/* keep_body: an error status that still carries an output buffer */
 	if (ret && !req->keep_body)
 		return ret;

@@ -681,3 +681,109 @@ void store_dir_close(struct store_dir **d)
 	free(*d);
 	*d = NULL;
 }
+
+/* Zeros written over [off, off + len) clipped to the size (no hole punching). */
+static int zero_fill(int fd, uint64_t off, uint64_t len)
+{
+	static const uint8_t zeros[65536];
+	struct stat st;
+	uint64_t end;
+	ssize_t n;
+
+	if (fstat(fd, &st))
+		return -errno;
+	end = (uint64_t)st.st_size;
+	if (off >= end)
+		return 0;
+	if (len < end - off)
+		end = off + len;
+	while (off < end) {
+		size_t chunk = end - off < sizeof(zeros) ? (size_t)(end - off) : sizeof(zeros);
+
+		n = pwrite(fd, zeros, chunk, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int store_punch(int fd, uint64_t off, uint64_t len)
+{
+	if (off > INT64_MAX || len > INT64_MAX - off)
+		return -EINVAL;
+	if (!len)
+		return 0;
+	if (!fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len))
+		return 0;
+	if (errno != EOPNOTSUPP)
+		return -errno;
+	return zero_fill(fd, off, len);
+}
+
+int store_data_range(int fd, uint64_t off, uint64_t *data, uint64_t *hole)
+{
+	off_t d, h;
+
+	if (off > INT64_MAX)
+		return 0;
+	d = lseek(fd, (off_t)off, SEEK_DATA);
+	if (d < 0)
+		return errno == ENXIO ? 0 : -errno;
+	h = lseek(fd, d, SEEK_HOLE);
+	if (h < 0)
+		return -errno;
+	if (h <= d)
+		return -EIO;
+	*data = (uint64_t)d;
+	*hole = (uint64_t)h;
+	return 1;
+}
+
+int store_clone(int src_fd, uint64_t src_off, int dst_fd, uint64_t dst_off,
+		uint64_t len)
+{
+	struct file_clone_range fcr = {
+		.src_fd = src_fd,
+		.src_offset = src_off,
+		.src_length = len,
+		.dest_offset = dst_off,
+	};
+
+	if (src_off > INT64_MAX || len > INT64_MAX - src_off ||
+	    dst_off > INT64_MAX || len > INT64_MAX - dst_off)
+		return -EINVAL;
+	if (!len)
+		return 0;	/* FICLONERANGE: 0 is "to the end" */
+	if (!ioctl(dst_fd, FICLONERANGE, &fcr))
+		return 0;
+	switch (errno) {
+	case EOPNOTSUPP:
+	case ENOTTY:
+	case EXDEV:
+		return -EOPNOTSUPP;
+	default:
+		return -errno;
+	}
+}
+
+bool store_can_reflink(const struct store_root *r)
+{
+	int a, b;
+	bool ok;
+
+	a = openat(r->fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (a < 0)
+		return false;
+	b = openat(r->fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (b < 0) {
+		close(a);
+		return false;
+	}
+	ok = pwrite(a, "x", 1, 0) == 1 && !ioctl(b, FICLONE, a);
+	close(b);
+	close(a);
+	return ok;
+}

@@ -88,6 +88,24 @@ int store_set_times(int fd, const struct timespec *atime,
 int store_copy_range(int src_fd, uint64_t src_off, int dst_fd,
 		     uint64_t dst_off, uint64_t len, uint64_t *copied);
 
+/*
+ * Sparse files and extents:
+ * store_punch: zeroes len bytes at off without changing the size,
+ * deallocating them (FALLOC_FL_PUNCH_HOLE) where the file system can,
+ * else writing zeros up to the end of the file.
+ * store_data_range: the first data at or after off and the hole after
+ * it (SEEK_DATA, SEEK_HOLE); 1 = found, 0 = only holes up to the end.
+ * store_clone: len bytes of src shared into dst (FICLONERANGE); only a
+ * reflink, never a copy: -EOPNOTSUPP where the file system cannot.
+ * store_can_reflink: whether the file system beneath r shares extents
+ * (two empty O_TMPFILE files cloned; needs write access to the root).
+ */
+int store_punch(int fd, uint64_t off, uint64_t len);
+int store_data_range(int fd, uint64_t off, uint64_t *data, uint64_t *hole);
+int store_clone(int src_fd, uint64_t src_off, int dst_fd, uint64_t dst_off,
+		uint64_t len);
+bool store_can_reflink(const struct store_root *r);
+
 /* Directory enumeration on an open directory fd. */
 struct store_dir;
 int store_dir_open(int fd, struct store_dir **out);

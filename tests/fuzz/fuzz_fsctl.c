@@ -47,6 +47,38 @@ static void copychunk(const uint8_t *p, size_t len)
 	}
 }
 
+/* QUERY_ALLOCATED_RANGES, ZERO_DATA, DUPLICATE_EXTENTS: decode, re-encode, same bytes */
+static void extents(const uint8_t *p, size_t len)
+{
+	struct fsctl_dup_extents d;
+	struct fsctl_range r;
+	uint64_t off, beyond;
+	struct wcur w;
+	int rc;
+
+	rc = fsctl_range_decode(p, len, &r);
+	FUZZ_ASSERT(rc == (len < FSCTL_RANGE_LEN ? -EBADMSG : 0));
+	if (!rc) {
+		wcur_init(&w, buf, sizeof(buf));
+		fsctl_range_encode(&w, &r);
+		FUZZ_ASSERT(w.off == FSCTL_RANGE_LEN && !memcmp(buf, p, w.off));
+	}
+	rc = fsctl_zero_data_decode(p, len, &off, &beyond);
+	FUZZ_ASSERT(rc == (len < FSCTL_ZERO_DATA_LEN ? -EBADMSG : 0));
+	if (!rc) {
+		wcur_init(&w, buf, sizeof(buf));
+		fsctl_zero_data_encode(&w, off, beyond);
+		FUZZ_ASSERT(w.off == FSCTL_ZERO_DATA_LEN && !memcmp(buf, p, w.off));
+	}
+	rc = fsctl_dup_extents_decode(p, len, &d);
+	FUZZ_ASSERT(rc == (len < FSCTL_DUP_EXTENTS_LEN ? -EBADMSG : 0));
+	if (!rc) {
+		wcur_init(&w, buf, sizeof(buf));
+		fsctl_dup_extents_encode(&w, &d);
+		FUZZ_ASSERT(w.off == FSCTL_DUP_EXTENTS_LEN && !memcmp(buf, p, w.off));
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fsctl_copychunk_rsp r, r2;
@@ -57,6 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&r, 0, sizeof(r));
 	memset(&r2, 0, sizeof(r2));
 	copychunk(data, size);
+	extents(data, size);
 	rc = fsctl_resume_key_rsp_decode(data, size, key);
 	FUZZ_ASSERT(rc == (size < FSCTL_RESUME_KEY_RSP_MIN ? -EBADMSG : 0));
 	if (!rc) {

@@ -19,6 +19,7 @@ nfail=0
 nchecks=0
 nskips=0
 made_users=""
+mounts=""
 USERS_DIR=/run/rdax-test-users	# unix_user's claims
 
 cleanup() {
@@ -30,6 +31,9 @@ cleanup() {
 	done
 	for u in $made_users; do
 		user_release "$u"
+	done
+	for m in $mounts; do
+		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
 	done
 	[ -n "${RDAX_KEEP_T:-}" ] || rm -rf "$T"
 }
@@ -206,6 +210,23 @@ user_release() {
 		[ -e "$USERS_DIR/$1/made" ] && userdel "$1" 2>/dev/null
 		rm -rf "${USERS_DIR:?}/$1"
 	) 9>"$USERS_DIR/.lock"
+}
+
+# reflink_fs DIR SIZE_MB: mount a fresh XFS with reflink (an image on a
+# loop device, in $T) at DIR, unmounted when the test ends. Fails with
+# the reason in REFLINK_WHY where the machine cannot (not root, no loop
+# device): the caller makes that a skip_case.
+reflink_fs() {
+	REFLINK_WHY=""
+	[ "$(id -u)" = 0 ] || { REFLINK_WHY="loop devices need root"; return 1; }
+	truncate -s "${2}M" "$T/xfs.img" || { REFLINK_WHY="no room for an image"; return 1; }
+	mkfs.xfs -q -m reflink=1 "$T/xfs.img" >"$T/mkfs.out" 2>&1 ||
+		{ REFLINK_WHY="mkfs.xfs: $(tail -n 1 "$T/mkfs.out")"; return 1; }
+	mkdir -p "$1"
+	mount -o loop "$T/xfs.img" "$1" >"$T/mount.out" 2>&1 ||
+		{ REFLINK_WHY="no loop device: $(tail -n 1 "$T/mount.out")"; return 1; }
+	mounts="$1 $mounts"
+	chmod 0711 "$1"
 }
 
 # share_dir DIR...: directories every user of a share may write

@@ -46,11 +46,9 @@ TESTS_NOACL="smb2.durable-open.alloc-size"
 # naming the feature. A listed test that passes against rdaxd fails
 # here: delete its line. When a feature lands, delete its lines.
 NEEDS="
-smb2.getinfo.fsinfo quota
-smb2.getinfo.normalized normalized-name
+smb2.getinfo.normalized case-insensitive
 smb2.getinfo.getinfo_access short-names
-smb2.create.leading-slash leading-slash
-smb2.create.quota-fake-file quota
+smb2.create.quota-fake-file quota-fake-file
 smb2.timestamps.delayed-write-vs-seteof write-time
 smb2.timestamps.delayed-write-vs-flush write-time
 smb2.timestamps.delayed-write-vs-setbasic write-time
@@ -58,10 +56,9 @@ smb2.timestamps.delayed-2write write-time
 "
 needs_why() {
 	case $1 in
-	quota) echo "needs quotas (FileFsControlInformation, the \$Extend\\\$Quota fake file); rdaxd has none" ;;
+	quota-fake-file) echo "needs the quota fake file (\$Extend\\\$Quota:\$Q:\$INDEX_ALLOCATION opened as a directory with fixed attributes and zero times); rdaxd answers FileFsControlInformation and quota queries as without quotas, but has no such file" ;;
 	short-names) echo "needs 8.3 short names (FileAlternateNameInformation of a long name); rdaxd makes none, as Windows with short names off" ;;
-	normalized-name) echo "needs FileNormalizedNameInformation of the share root answered empty" ;;
-	leading-slash) echo "needs a CREATE name with a leading backslash refused (STATUS_INVALID_PARAMETER); rdaxd strips it" ;;
+	case-insensitive) echo "needs case-insensitive names (it opens torture_dir1n as torture_dIr1N); rdaxd answers FileNormalizedNameInformation itself (the root empty, SMB 3.1.1 only)" ;;
 	write-time) echo "needs Windows' write-time rules (a WRITE updates LastWriteTime later, a time set sticks); rdaxd answers the file system's mtime" ;;
 	*) echo "needs $1" ;;
 	esac

@@ -6,6 +6,7 @@
 #include "t.h"
 #include "rdax.h"
 #include "proto/fscc.h"
+#include "proto/fsctl.h"
 #include "proto/ntstatus.h"
 #include "proto/smb2.h"
 #include "server/server.h"
@@ -524,6 +525,45 @@ static void test_notify(void)
 	T_EQ(fscc_notify_decode(buf, w.off, &off, &action, &name, &n), -EBADMSG);
 }
 
+/* [MS-FSCC] 2.3.8, 2.3.33, 2.3.67: little-endian, fixed layout, short refused */
+static void test_fsctl_extents(void)
+{
+	static const uint8_t dup[FSCTL_DUP_EXTENTS_LEN] = {
+		1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0,
+		0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0x20, 0, 0, 0, 0, 0, 0,
+		0, 0, 1, 0, 0, 0, 0, 0,
+	};
+	static const uint8_t neg[FSCTL_RANGE_LEN] = {
+		0, 0, 0, 0, 0, 0, 0, 0x80, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	};
+	struct fsctl_dup_extents d;
+	struct fsctl_range r;
+	uint64_t off, beyond;
+	uint8_t buf[64];
+	struct wcur w;
+
+	T_EQ(fsctl_dup_extents_decode(dup, sizeof(dup), &d), 0);
+	T_EQ(d.src_persistent, 1);
+	T_EQ(d.src_volatile, 2);
+	T_EQ(d.src_off, 0x1000);
+	T_EQ(d.dst_off, 0x2000);
+	T_EQ(d.len, 0x10000);
+	T_EQ(fsctl_dup_extents_decode(dup, sizeof(dup) - 1, &d), -EBADMSG);
+	wcur_init(&w, buf, sizeof(buf));
+	fsctl_dup_extents_encode(&w, &d);
+	T_EQ(w.off, sizeof(dup));
+	T_MEMEQ(buf, dup, sizeof(dup));
+	/* a "negative" offset decodes as it is: the server refuses it */
+	T_EQ(fsctl_range_decode(neg, sizeof(neg), &r), 0);
+	T_EQ(r.off, 0x8000000000000000ull);
+	T_EQ(r.len, UINT64_MAX);
+	T_EQ(fsctl_range_decode(neg, 15, &r), -EBADMSG);
+	T_EQ(fsctl_zero_data_decode(dup, 16, &off, &beyond), 0);
+	T_EQ(off, 1);
+	T_EQ(beyond, 2);
+	T_EQ(fsctl_zero_data_decode(dup, 8, &off, &beyond), -EBADMSG);
+}
+
 int main(void)
 {
 	test_header();
@@ -538,5 +578,6 @@ int main(void)
 	test_stream_info();
 	test_url();
 	test_notify();
+	test_fsctl_extents();
 	return t_done();
 }

@@ -16,7 +16,8 @@ NEEDS=${NEEDS:-}
 torture_samba_fails=""
 
 torture_needs() {
-	echo "$NEEDS" | awk -v t="$1" '$1 == t { print $2 }'
+	# the feature is the last word: test names may hold spaces
+	echo "$NEEDS" | awk -v t="$1" 'NF > 1 { f = $NF; $NF = ""; sub(/ +$/, ""); if ($0 == t) print f }'
 }
 
 # needs_why FEATURE: the reason a skip gives (callers may override)
@@ -107,10 +108,13 @@ torture_families() {
 			not_ok "$_f: smbtorture ran no test"
 			continue
 		fi
-		for _tt in $_tests; do
+		# test names may hold spaces ("CREATE Existing")
+		while IFS= read -r _tt; do
 			torture_judge "$_f.$_tt" "$(torture_result smbd "$_f" "$_tt")" \
 				"$(torture_result rdaxd "$_f" "$_tt")" "$T/rdaxd.$_f.out" "$_tt"
-		done
+		done <<-TESTS
+		$_tests
+		TESTS
 	done
 }
 
