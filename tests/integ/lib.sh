@@ -148,9 +148,9 @@ start_rdaxd() {
 		set -- --store dax "$@"
 		export PMEM2_FORCE_GRANULARITY=${PMEM2_FORCE_GRANULARITY:-CACHE_LINE}
 	fi
-	# each test server its own control socket (rdaxctl -s $CTL)
-	CTL=$T/$name.ctl
-	"$RDAXD" --listen "tcp://127.0.0.1:$PORT" --control "$CTL" "$@" >"$T/$name.log" 2>&1 &
+	# each test server its own control socket (rdaxctl -s $RDAXD_CTL)
+	RDAXD_CTL=$T/$name.ctl
+	"$RDAXD" --listen "tcp://127.0.0.1:$PORT" --control "$RDAXD_CTL" "$@" >"$T/$name.log" 2>&1 &
 	RDAXD_PID=$!
 	pids="$pids $RDAXD_PID"
 	i=0

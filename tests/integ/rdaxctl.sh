@@ -25,7 +25,7 @@ cat >"$T/smb.conf" <<CONF
 	read only = no
 CONF
 start_rdaxd srv --config "$T/smb.conf" --workers 2
-ctl() { "$RDAXCTL" -s "$CTL" "$@"; }
+ctl() { "$RDAXCTL" -s "$RDAXD_CTL" "$@"; }
 smb() { smbclient -U "alice%ctl pw alice" -p "$PORT" //127.0.0.1/data "$@"; }
 
 check_output "status answers on an idle server" '^stats: 0 connections, 0 sessions, 0 opens' ctl status
@@ -116,14 +116,14 @@ assert m and int(m.group(1)) >= 1, m
 check_fails_output "close-session of an unknown id fails" 'no session 0x1234' ctl close-session 0x1234
 check_fails_output "close-session of a non-number fails" 'not a session id' ctl close-session nonsense
 check_fails_output "an unknown request fails" "unknown request" \
-	python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"frobnicate\n"); r=s.makefile().read(); print(r); sys.exit(0 if r.startswith("ok") else 1)' "$CTL"
+	python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"frobnicate\n"); r=s.makefile().read(); print(r); sys.exit(0 if r.startswith("ok") else 1)' "$RDAXD_CTL"
 check_fails_output "rdaxctl as nobody: refused (socket mode 0600)" 'Permission denied|root only' \
-	setpriv --reuid nobody --regid nogroup --clear-groups "$RDAXCTL" -s "$CTL" status
-chmod 0666 "$CTL"
+	setpriv --reuid nobody --regid nogroup --clear-groups "$RDAXCTL" -s "$RDAXD_CTL" status
+chmod 0666 "$RDAXD_CTL"
 check_fails_output "rdaxctl as nobody through a 0666 socket: refused by SO_PEERCRED" \
-	'root only' setpriv --reuid nobody --regid nogroup --clear-groups "$RDAXCTL" -s "$CTL" status
-chmod 0600 "$CTL"
+	'root only' setpriv --reuid nobody --regid nogroup --clear-groups "$RDAXCTL" -s "$RDAXD_CTL" status
+chmod 0600 "$RDAXD_CTL"
 check_fails_output "rdaxctl without a server says so" 'is rdaxd running' "$RDAXCTL" -s "$T/none.ctl" status
 check_output "rdaxd still serves" 'held\.txt' smb -c ls
-check "rdaxd stops cleanly and removes its socket" sh -c "kill -TERM $RDAXD_PID; wait $RDAXD_PID 2>/dev/null; i=0; while kill -0 $RDAXD_PID 2>/dev/null && [ \$i -lt 50 ]; do sleep 0.1; i=\$((i+1)); done; [ ! -e '$CTL' ]"
+check "rdaxd stops cleanly and removes its socket" sh -c "kill -TERM $RDAXD_PID; wait $RDAXD_PID 2>/dev/null; i=0; while kill -0 $RDAXD_PID 2>/dev/null && [ \$i -lt 50 ]; do sleep 0.1; i=\$((i+1)); done; [ ! -e '$RDAXD_CTL' ]"
 finish

@@ -32,7 +32,7 @@ conf() {
 }
 conf a b
 start_rdaxd srv --config "$T/smb.conf" --workers 2
-ctl() { "$RDAXCTL" -s "$CTL" "$@"; }
+ctl() { "$RDAXCTL" -s "$RDAXD_CTL" "$@"; }
 smb() { _s=$1; shift; stdbuf -o0 smbclient -U "alice%reload pw alice" -p "$PORT" "//127.0.0.1/$_s" "$@"; }
 
 # sessions that stay: one on [a], one on [b], driven through fifos
@@ -67,7 +67,7 @@ check "the tree on the removed [b] is deleted (NT_STATUS_NETWORK_NAME_DELETED)" 
 check_fails_output "a new tree connect to [b] fails" 'NT_STATUS_BAD_NETWORK_NAME' smb b -c ls
 check_output "[a] keeps working" 'a\.txt' smb a -c ls
 check_output "status lists [a] and [c], not [b]" '^\["a", "c"\]$' sh -c \
-	"'$RDAXCTL' -s '$CTL' status --json | python3 -c 'import json,sys; print(json.dumps([s[\"name\"] for s in json.load(sys.stdin)[\"shares\"]]))'"
+	"'$RDAXCTL' -s '$RDAXD_CTL' status --json | python3 -c 'import json,sys; print(json.dumps([s[\"name\"] for s in json.load(sys.stdin)[\"shares\"]]))'"
 
 smbclient -U "alice%reload pw alice" -p "$PORT" -L //127.0.0.1 >"$T/list.out" 2>&1
 check_output "share enumeration (smbclient -L) lists [c]" '^[[:space:]]+c[[:space:]]+Disk' cat "$T/list.out"
@@ -98,7 +98,7 @@ printf '[d]\n\tpath = %s/c\n[broken\n' "$T" >>"$T/smb.conf"
 check_fails_output "a broken file: the reload fails naming the file and line" \
 	"$T/smb.conf:[0-9]+: " ctl reload
 check_fails_output "a share whose path does not exist: the reload fails" 'share \[e\]: .*No such file' \
-	sh -c "cp '$T/good.conf' '$T/smb.conf'; printf '[e]\n\tpath = $T/nowhere\n' >>'$T/smb.conf'; '$RDAXCTL' -s '$CTL' reload"
+	sh -c "cp '$T/good.conf' '$T/smb.conf'; printf '[e]\n\tpath = $T/nowhere\n' >>'$T/smb.conf'; '$RDAXCTL' -s '$RDAXD_CTL' reload"
 check_fails_output "nothing changed: [d] and [e] are not there" 'BAD_NETWORK_NAME' smb d -c ls
 check_output "nothing changed: [c] is still there" 'c\.txt' smb c -c ls
 cp "$T/good.conf" "$T/smb.conf"

@@ -39,12 +39,12 @@ wait_for() {	# FILE PATTERN
 NOTIFY_SOCKET=$T/notify start_rdaxd srv --config "$T/smb.conf"
 check_output "READY=1 with a STATUS and MAINPID" "READY=1 \\| STATUS=serving 1 share.*MAINPID=$RDAXD_PID" \
 	sh -c "sleep 0.2; cat '$T/notify.log'"
-check "rdaxctl reload" "$RDAXCTL" -s "$CTL" reload
+check "rdaxctl reload" "$RDAXCTL" -s "$RDAXD_CTL" reload
 check_output "RELOADING=1 (with MONOTONIC_USEC), then READY=1" \
 	'^RELOADING=1 \| STATUS=reloading .*MONOTONIC_USEC=[0-9]+' sh -c "cat '$T/notify.log'"
 check "READY=1 after the reload" wait_for "$T/notify.log" '^READY=1 \| STATUS=serving$'
 echo "[broken" >>"$T/smb.conf"
-check_fails "a broken file fails the reload" "$RDAXCTL" -s "$CTL" reload
+check_fails "a broken file fails the reload" "$RDAXCTL" -s "$RDAXD_CTL" reload
 check "READY=1 after a failed reload, saying it failed" \
 	wait_for "$T/notify.log" '^READY=1 \| STATUS=reload failed'
 kill -TERM "$RDAXD_PID"
