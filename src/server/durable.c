@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +200,8 @@ void srv_durable_free(struct srv *srv)
 
 /* ---- reconnect ---- */
 
+#define RECONNECT_WAIT_TRIES 125	/* 2 ms each: a quarter second at most */
+
 /* A disconnected durable open by persistent FileId; a reference. */
 static struct srv_open *durable_find(struct srv *srv, uint64_t persistent)
 {
@@ -232,9 +235,21 @@ int srv_durable_reconnect(struct srv_req *req, const struct srv_durable_req *d,
 	struct srv_session *s = req->sess;
 	struct srv_open *o;
 	char opath[4096];
-	int ret = -E_SMB_OBJECT_NAME_NOT_FOUND;
+	int i, ret = -E_SMB_OBJECT_NAME_NOT_FOUND;
 
 	o = durable_find(srv, d->reconnect_fid.persistent);
+	/*
+	 * The client's old connection dropped but its worker has not torn it
+	 * down yet (another thread): wait for that a moment, bounded, as
+	 * Samba waits for a previous session to go.
+	 */
+	for (i = 0; !o && i < RECONNECT_WAIT_TRIES &&
+		    srv_open_attached(srv, &d->reconnect_fid, req->conn->client_guid); i++) {
+		struct timespec ts = { 0, 2 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		o = durable_find(srv, d->reconnect_fid.persistent);
+	}
 	if (!o)
 		return ret;
 	if (d->v2 && memcmp(o->create_guid, d->create_guid, 16))

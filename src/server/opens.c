@@ -164,6 +164,31 @@ struct srv_open *srv_open_get(struct srv_session *s, const struct smb2_fid *fid)
 }
 
 /*
+ * Is the open of this FileId still attached to a session of this client?
+ * (Its connection dropped, but the worker that owns it has not seen it
+ * go yet.)
+ */
+bool srv_open_attached(struct srv *srv, const struct smb2_fid *fid, const uint8_t *client_guid)
+{
+	struct cds_lfht_node *node;
+	struct cds_lfht_iter it;
+	struct srv_open *o;
+	bool attached = false;
+
+	rcu_read_lock();
+	cds_lfht_lookup(srv->opens, open_hash(fid->volatile_id), open_match,
+			&fid->volatile_id, &it);
+	node = cds_lfht_iter_get_node(&it);
+	if (node) {
+		o = caa_container_of(node, struct srv_open, node);
+		attached = !atomic_load(&o->closed) && o->persistent == fid->persistent &&
+			   o->durable && !memcmp(o->client_guid, client_guid, 16);
+	}
+	rcu_read_unlock();
+	return attached;
+}
+
+/*
  * The open leaves its file: its share mode, locks, oplock or lease go,
  * and whoever waited on them runs again.
  */

@@ -1047,6 +1047,7 @@ int srv_open_reattach(struct srv_session *s, struct srv_tree *t, struct srv_open
 void srv_open_detached(struct srv_open *o);
 /* An open of session s by FileId, not closed; a reference. */
 struct srv_open *srv_open_get(struct srv_session *s, const struct smb2_fid *fid);
+bool srv_open_attached(struct srv *srv, const struct smb2_fid *fid, const uint8_t *client_guid);
 static inline struct srv_open *srv_open_ref(struct srv_open *o)
 {
 	atomic_fetch_add(&o->refs, 1);

@@ -57,22 +57,11 @@ pids="$pids $SMBD_PID"
 SPW=$(cat "$T/smbd/root.pw")
 
 # rdaxd: the same share layout, a user of its own
-share_dir "$T/share"
-make_user "$T/passdb" torture 'torture pw'
-cat >"$T/smb.conf" <<CONF
-[global]
-	passdb file = $T/passdb
-	server multi channel support = yes
-	server min protocol = SMB2_10
-[tort]
-	path = $T/share
-	read only = no
-CONF
-start_rdaxd srv --config "$T/smb.conf"
-
 . "$top/tools/lib/torture.sh"
-torture_tests "$SMBD_PORT" "root%$SPW" "$PORT" "torture%torture pw" $TESTS
+torture_rdaxd "server multi channel support = yes
+	server min protocol = SMB2_10"
+
+torture_tests "$SMBD_PORT" "root%$SPW" "$PORT" "$RCRED" $TESTS
 torture_summary
-check "rdaxd survived" kill -0 "$RDAXD_PID"
-check "SIGTERM stops rdaxd cleanly" stop_rdaxd
+torture_end
 finish

@@ -122,3 +122,25 @@ torture_families() {
 torture_summary() {
 	echo "Samba does not pass:${torture_samba_fails:- none}"
 }
+
+# torture_rdaxd [GLOBAL_LINES]: rdaxd serving [tort] (a fresh $T/share)
+# to user torture, with GLOBAL_LINES added to [global]; RCRED its login
+torture_rdaxd() {
+	share_dir "$T/share"
+	make_user "$T/passdb" torture 'torture pw'
+	RCRED="torture%torture pw"
+	{
+		printf '[global]\n\tpassdb file = %s\n' "$T/passdb"
+		[ -z "${1:-}" ] || printf '\t%s\n' "$1"
+		printf '[tort]\n\tpath = %s\n\tread only = no\n' "$T/share"
+	} >"$T/smb.conf"
+	start_rdaxd srv --config "$T/smb.conf"
+}
+
+# torture_end: rdaxd lived through it, holds no state, stops cleanly
+torture_end() {
+	check "rdaxd survived" kill -0 "$RDAXD_PID"
+	rdaxd_idle "$T/srv.log" && ok "rdaxd holds no connection, session or open afterwards" ||
+		not_ok "state left in rdaxd after the torture"
+	check "SIGTERM stops rdaxd cleanly" stop_rdaxd
+}
