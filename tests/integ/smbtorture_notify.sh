@@ -30,24 +30,12 @@ scratch_smbd "$T/smbd" tort || die "smbd did not start"
 pids="$pids $SMBD_PID"
 SPW=$(cat "$T/smbd/root.pw")
 
-share_dir "$T/share"
-make_user "$T/passdb" torture 'torture pw'
-cat >"$T/smb.conf" <<CONF
-[global]
-	passdb file = $T/passdb
-[tort]
-	path = $T/share
-	read only = no
-CONF
-start_rdaxd srv --config "$T/smb.conf"
+. "$top/tools/lib/torture.sh"
+torture_rdaxd
 
 # a test that waits for a change that never comes would hang for long
 TORTURE_FAMILY_TIMEOUT=${TORTURE_FAMILY_TIMEOUT:-300}
-. "$top/tools/lib/torture.sh"
-torture_families "$SMBD_PORT" "root%$SPW" "$PORT" "torture%torture pw" $FAMILIES
+torture_families "$SMBD_PORT" "root%$SPW" "$PORT" "$RCRED" $FAMILIES
 torture_summary
-check "rdaxd survived" kill -0 "$RDAXD_PID"
-rdaxd_idle "$T/srv.log" && ok "rdaxd holds no connection, session or open afterwards" ||
-	not_ok "state left in rdaxd after the torture"
-check "SIGTERM stops rdaxd cleanly" stop_rdaxd
+torture_end
 finish

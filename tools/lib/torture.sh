@@ -68,8 +68,13 @@ torture_judge() {
 	else
 		not_ok "$_t: Samba passes it, rdaxd: $_r"
 		if [ -n "$_in" ]; then
-			sed -n "/^test: $_in\$/,/^\(success\|failure\|error\|skip\): $_in/p" "$_out" |
-				grep -v '^time:' | tail -n 6 | sed 's/^/    | /'
+			# its lines up to the result, and the reason after "result: NAME ["
+			awk -v t="$_in" '$0 == "test: " t { on = 1 }
+				on && !/^time:/ { print }
+				on && $0 ~ "^(success|failure|error|skip): " {
+					if ($0 !~ /\[$/) exit
+					inr = 1 }
+				inr && $0 == "]" { exit }' "$_out" | tail -n 8 | sed 's/^/    | /'
 		else
 			grep -E "failure|error|Expected|Failed|assert|\.c:[0-9]+" "$_out" |
 				head -n 5 | sed 's/^/    | /'
