@@ -50,7 +50,8 @@ static uint32_t fsctl(struct raw *r, const struct smb2_fid *fid, uint32_t ctl,
 	if (w.err || raw_xchg(r, SMB2_IOCTL, b, w.off))
 		return STATUS_CONNECTION_DISCONNECTED;
 	if (!smb2_ioctl_rsp_decode(r->rx, r->rx_len, &rsp) && rsp.output.len <= sizeof(out)) {
-		memcpy(out, rsp.output.p, rsp.output.len);
+		if (rsp.output.len)
+			memcpy(out, rsp.output.p, rsp.output.len);
 		out_len = rsp.output.len;
 	}
 	return r->status;

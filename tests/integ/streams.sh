@@ -106,7 +106,7 @@ check_output "dir::\$DATA is refused" 'NT_STATUS_FILE_IS_A_DIRECTORY' \
 printf 'root pw\n' >"$T/pw"
 chmod 600 "$T/pw"
 check "rdax rm of a stream (delete on close of its open)" \
-	"$top/build/rdax" -u root -A "$T/pw" rm "smb://127.0.0.1:$PORT/sam/r.txt:s1"
+	"$RDAX" -u root -A "$T/pw" rm "smb://127.0.0.1:$PORT/sam/r.txt:s1"
 check_output "the other stream's xattr stays" '^user.DosStream.big' xattrs "$D/r.txt"
 if xattrs "$D/r.txt" | grep -q 'DosStream.s1:'; then
 	not_ok "the removed stream's xattr is gone"
