@@ -593,6 +593,30 @@ static int create_alloc_room(struct srv_share *sh, uint64_t alloc)
 	return alloc > (uint64_t)sv.f_bavail * sv.f_frsize ? -ENOSPC : 0;
 }
 
+/* A new open of fd on tree t, as CREATE asked for it; NULL: no memory. */
+static struct srv_open *open_new(struct srv_req *req, struct srv_tree *t, int fd,
+				 const struct smb2_create_req *r, uint32_t access, bool truncate)
+{
+	struct srv_open *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return NULL;
+	o->fd = fd;
+	o->srv = req->conn->srv;
+	o->share = t->share;
+	o->ident = srv_ident_get(t->ident);
+	o->access = access;
+	o->share_access = r->share_access;
+	/* an overwrite writes: sharing and breaks see it so ([MS-FSA] 2.1.5.1.2) */
+	o->sharing = access | (truncate ? FILE_WRITE_DATA : 0);
+	o->write_through = r->options & FILE_WRITE_THROUGH;
+	o->delete_on_close = r->options & FILE_DELETE_ON_CLOSE;
+	memcpy(o->client_guid, req->conn->client_guid, sizeof(o->client_guid));
+	memset(o->lock_seq, 0xFF, sizeof(o->lock_seq));
+	o->jslot = -1;
+	return o;
+}
+
 /* A named pipe on IPC$: an open with a DCE/RPC endpoint behind it. */
 static int create_pipe(struct srv_req *req, const struct smb2_create_req *r)
 {
@@ -722,23 +746,11 @@ static int create_stream(struct srv_req *req, const struct smb2_create_req *r,
 		ret = -EACCES;
 		goto out_close_fd;
 	}
-	o = calloc(1, sizeof(*o));
+	o = open_new(req, t, fd, r, access, truncate);
 	if (!o) {
 		ret = -ENOMEM;
 		goto out_close_fd;
 	}
-	o->fd = fd;
-	o->srv = req->conn->srv;
-	o->share = sh;
-	o->ident = srv_ident_get(t->ident);
-	o->access = access;
-	o->share_access = r->share_access;
-	o->sharing = access | (truncate ? FILE_WRITE_DATA : 0);
-	o->write_through = r->options & FILE_WRITE_THROUGH;
-	o->delete_on_close = r->options & FILE_DELETE_ON_CLOSE;
-	memcpy(o->client_guid, req->conn->client_guid, sizeof(o->client_guid));
-	memset(o->lock_seq, 0xFF, sizeof(o->lock_seq));
-	o->jslot = -1;
 	o->file = srv_file_get_stream(req->conn->srv, sh, st.st_dev, st.st_ino, path,
 				      S_ISDIR(st.st_mode), xname);
 	if (!o->file) {
@@ -965,26 +977,13 @@ int smb_create(struct srv_req *req)
 		ret = -errno;
 		goto out_close_fd;
 	}
-	o = calloc(1, sizeof(*o));
+	o = open_new(req, t, fd, &r, access, truncate);
 	if (!o) {
 		ret = -ENOMEM;
 		goto out_close_fd;
 	}
-	o->fd = fd;
-	o->srv = req->conn->srv;
-	o->share = sh;
-	o->ident = srv_ident_get(t->ident);
 	o->is_dir = is_dir;
 	o->path_only = path_only;
-	o->access = access;
-	o->share_access = r.share_access;
-	/* an overwrite writes: sharing and breaks see it so ([MS-FSA] 2.1.5.1.2) */
-	o->sharing = access | (truncate ? FILE_WRITE_DATA : 0);
-	o->write_through = r.options & FILE_WRITE_THROUGH;
-	o->delete_on_close = r.options & FILE_DELETE_ON_CLOSE;
-	memcpy(o->client_guid, req->conn->client_guid, sizeof(o->client_guid));
-	memset(o->lock_seq, 0xFF, sizeof(o->lock_seq));
-	o->jslot = -1;
 	o->file = srv_file_get(req->conn->srv, sh, st.st_dev, st.st_ino, path, is_dir);
 	if (!o->file) {
 		ret = -ENOMEM;
