@@ -1115,7 +1115,7 @@ int srv_control_start(struct srv *s)
 	}
 	strcpy(sa.sun_path, path);
 	/* its directory: made root-only if missing; it must be root's */
-	snprintf(dir, sizeof(dir), "%s", path);
+	memcpy(dir, sa.sun_path, sizeof(dir));
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = 0;
