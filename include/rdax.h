@@ -202,6 +202,17 @@ struct rdax_stats {
 RDAX_API int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st);
 RDAX_API void rdax_conn_stats_reset(struct rdax_conn *c);
 
+/*
+ * Lease breaks arrive while the application is not calling librdax. One
+ * that keeps files open while idle polls this descriptor (readable:
+ * something arrived) and calls rdax_conn_service(), which acknowledges
+ * breaks and closes handles their lease no longer covers, and never
+ * blocks. Otherwise another client's open, rename or delete of such a
+ * file waits for the server's break timeout (35 s on rdaxd and Windows).
+ */
+RDAX_API int rdax_conn_fd(const struct rdax_conn *c);
+RDAX_API int rdax_conn_service(struct rdax_conn *c);
+
 /* ---- shares ---- */
 
 struct rdax_tree;

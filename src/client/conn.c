@@ -387,6 +387,22 @@ int cli_conn_stats_v1(const struct rdax_conn *c, struct rdax_stats *st)
 	return 0;
 }
 
+int rdax_conn_fd(const struct rdax_conn *c)
+{
+	return c->epfd;
+}
+
+/* Handle what has arrived, at most a bounded number of events. */
+int rdax_conn_service(struct rdax_conn *c)
+{
+	int i, ret = 0;
+
+	cli_begin(c);
+	for (i = 0; i < 64 && !ret; i++)
+		ret = cli_progress(c, 0);
+	return ret == -ETIMEDOUT ? 0 : ret;
+}
+
 void rdax_conn_stats_reset(struct rdax_conn *c)
 {
 	unsigned int i;

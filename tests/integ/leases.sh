@@ -5,10 +5,12 @@
 # rdaxd (the requests of the sessions, SIGUSR1, before and after), and
 # one request chain each without leases; another client's write breaks
 # the lease and the next stat sees the new size; the client's own writes,
-# rename and unlink stay coherent.
+# rename and unlink stay coherent. A client idle outside librdax hears a
+# break only when its poll loop serves rdax_conn_fd (tests/integ/idle_break.c).
 . "$(dirname "$0")/lib.sh"
 BIN=$B/tests/leases
-[ -x "$BIN" ] || die "$BIN not built (make tests)"
+IDLE=$B/tests/idle_break
+[ -x "$BIN" ] && [ -x "$IDLE" ] || die "$BIN or $IDLE not built (make tests)"
 REPEAT=50
 
 share_dir "$T/share"
@@ -66,6 +68,10 @@ run_hold no-leases --no-leases --guest "smb://127.0.0.1:$PORT/data" $REPEAT
 [ "$DELTA" = $((3 * (REPEAT + 1))) ] &&
 	ok "without leases rdaxd saw CREATE, QUERY_INFO and CLOSE for each stat: $DELTA requests" ||
 	not_ok "without leases rdaxd saw $DELTA requests for 1 + $REPEAT stats ($((3 * (REPEAT + 1))) expected)"
+# an idle client hears a break only through its own poll loop
+check "a break reaches an idle client through rdax_conn_fd/rdax_conn_service" \
+	"$IDLE" --guest "smb://127.0.0.1:$PORT/data"
+sed 's/^/    /' "$T/check.out"
 grep -q 'stats caching: .*breaks [1-9]' "$log" &&
 	ok "rdaxd counted the lease breaks" || not_ok "rdaxd counted no break"
 # encrypted: break notifications come in clear (SessionId 0) or encrypted
@@ -86,6 +92,9 @@ if [ "$(id -u)" = 0 ]; then
 		chmod 0777 "$T/smbd/data"
 		SA="--user root --password-file $T/smbd/root.pw"
 		check "leases against smbd" "$BIN" $SA "smb://127.0.0.1:$SMBD_PORT/data" $REPEAT
+		sed 's/^/    /' "$T/check.out"
+		check "a break reaches an idle client of smbd through its poll loop" \
+			"$IDLE" $SA "smb://127.0.0.1:$SMBD_PORT/data"
 		sed 's/^/    /' "$T/check.out"
 		check "no leases against smbd" "$BIN" --no-leases $SA \
 			"smb://127.0.0.1:$SMBD_PORT/data" $REPEAT

@@ -45,6 +45,8 @@ struct raw {
 	bool guid_set;
 	uint16_t chanseq;		/* ChannelSequence of 3.x requests */
 	bool replay;			/* SMB2_FLAGS_REPLAY_OPERATION */
+	bool share_set;			/* CREATE's ShareAccess is share, not all */
+	uint32_t share;
 	struct smb3_keys keys;
 	uint8_t preauth[64];
 	/* the last response */
@@ -419,7 +421,8 @@ RAW_FN uint32_t raw_create16(struct raw *r, const uint8_t *name, size_t nlen,
 	c.impersonation = 2;
 	c.desired_access = access;
 	c.file_attributes = FILE_ATTRIBUTE_NORMAL;
-	c.share_access = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+	c.share_access = r->share_set ? r->share :
+			 FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
 	c.disposition = disposition;
 	c.options = options;
 	c.name.p = name;
