@@ -381,6 +381,8 @@ RDAX_API int rdax_passdb_set(const char *file, const char *user, const char *pas
 /* -EOPNOTSUPP instead of the client path, dst untouched */
 #define RDAX_COPY_SERVER_ONLY 0x1
 #define RDAX_COPY_CLIENT 0x2		/* always read+write through the client */
+/* server-side by FSCTL_SRV_COPYCHUNK only, never sharing extents */
+#define RDAX_COPY_NO_CLONE 0x4
 
 /*
  * Copy file src to dst (created, or replaced if it exists) on one share.

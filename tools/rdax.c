@@ -96,6 +96,7 @@ static void usage(FILE *f)
 "      --stats              print throughput, round trips and the channels\n"
 "      --server-copy        cp: fail rather than copy through the client\n"
 "      --client-copy        cp: read and write through the client\n"
+"      --copychunk          cp: server-side by copychunk, never sharing extents\n"
 "      --count N            bench: operations of each kind (default 100)\n"
 "      --json               bench: print one JSON document (fio's field names)\n"
 "  -q, --quiet              no progress bar\n"
@@ -1118,6 +1119,7 @@ enum {
 	OPT_PASSWORD,
 	OPT_SERVER_COPY,
 	OPT_CLIENT_COPY,
+	OPT_COPYCHUNK,
 	OPT_COUNT,
 	OPT_JSON,
 	OPT_CHANNELS,
@@ -1143,6 +1145,7 @@ static int run(int argc, char **argv, char **args)
 		{ "password", required_argument, NULL, OPT_PASSWORD },
 		{ "server-copy", no_argument, NULL, OPT_SERVER_COPY },
 		{ "client-copy", no_argument, NULL, OPT_CLIENT_COPY },
+		{ "copychunk", no_argument, NULL, OPT_COPYCHUNK },
 		{ "count", required_argument, NULL, OPT_COUNT },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "channels", required_argument, NULL, OPT_CHANNELS },
@@ -1225,6 +1228,9 @@ static int run(int argc, char **argv, char **args)
 			break;
 		case OPT_CLIENT_COPY:
 			o.copy_flags |= RDAX_COPY_CLIENT;
+			break;
+		case OPT_COPYCHUNK:
+			o.copy_flags |= RDAX_COPY_SERVER_ONLY | RDAX_COPY_NO_CLONE;
 			break;
 		case OPT_COUNT:
 			errno = 0;

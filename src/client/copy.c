@@ -26,6 +26,7 @@
 #define PATH16_MAX 2048
 #define DUP_STEP (1ull << 30)		/* bytes per DUPLICATE_EXTENTS request */
 #define FS_ATTR_OUT 512
+#define COPY_FLAGS (RDAX_COPY_SERVER_ONLY | RDAX_COPY_CLIENT | RDAX_COPY_NO_CLONE)
 
 struct copy_ctx {
 	struct rdax_file *src;
@@ -533,10 +534,12 @@ int64_t rdax_copy_range(struct rdax_file *src, uint64_t src_off,
 	cli_begin(c);
 	if (src->t->c != c)
 		cli_begin(src->t->c);
+	if (flags & ~COPY_FLAGS)
+		return cli_err(c, -EINVAL, "unknown copy flags %#x", flags & ~COPY_FLAGS);
 	if ((flags & RDAX_COPY_CLIENT) && (flags & RDAX_COPY_SERVER_ONLY))
 		return cli_err(c, -EINVAL, "RDAX_COPY_CLIENT and RDAX_COPY_SERVER_ONLY conflict");
 	ctx_init(&x, src, dst, flags);
-	x.try_dup = src->t->c == c && !(flags & RDAX_COPY_CLIENT);
+	x.try_dup = src->t->c == c && !(flags & (RDAX_COPY_CLIENT | RDAX_COPY_NO_CLONE));
 	if (src->t->c != c) {
 		if (flags & RDAX_COPY_SERVER_ONLY)
 			return cli_err(c, -EXDEV,
@@ -672,6 +675,8 @@ int64_t rdax_copy(struct rdax_tree *t, const char *src, const char *dst,
 	uint64_t done = 0;
 
 	cli_begin(c);
+	if (flags & ~COPY_FLAGS)
+		return cli_err(c, -EINVAL, "unknown copy flags %#x", flags & ~COPY_FLAGS);
 	if ((flags & RDAX_COPY_CLIENT) && (flags & RDAX_COPY_SERVER_ONLY))
 		return cli_err(c, -EINVAL, "RDAX_COPY_CLIENT and RDAX_COPY_SERVER_ONLY conflict");
 	snprintf(fs.path, sizeof(fs.path), "%s", src);
@@ -733,7 +738,7 @@ int64_t rdax_copy(struct rdax_tree *t, const char *src, const char *dst,
 	}
 
 	ctx_init(&x, &fs, &fd, flags);
-	x.try_dup = !(flags & RDAX_COPY_CLIENT);
+	x.try_dup = !(flags & (RDAX_COPY_CLIENT | RDAX_COPY_NO_CLONE));
 	x.total = cs.end_of_file;
 	x.progress = progress;
 	x.arg = arg;

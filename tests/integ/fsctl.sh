@@ -73,6 +73,10 @@ CONF
 		"data through the client" \
 		$RDAX $A --stats --client-copy cp "smb://127.0.0.1:$PORT/data/big.bin" copy2.bin
 	check "... byte-identical" cmp "$T/xfs/share/big.bin" "$T/xfs/share/copy2.bin"
+	check_output "rdax cp --copychunk on XFS: COPYCHUNK, no shared extents asked" \
+		"server-side copy \(COPYCHUNK\)" \
+		$RDAX $A --stats --copychunk cp "smb://127.0.0.1:$PORT/data/big.bin" copy3.bin
+	check "... byte-identical" cmp "$T/xfs/share/big.bin" "$T/xfs/share/copy3.bin"
 	check "rdaxd on XFS survived" kill -0 "$RDAXD_PID"
 	check "SIGTERM stops it cleanly" stop_rdaxd
 else
