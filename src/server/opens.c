@@ -201,6 +201,7 @@ void srv_open_leave_file(struct srv_open *o)
 	if (!f || !o->on_file)
 		return;
 	pthread_mutex_lock(&f->lock);
+	srv_wt_close_locked(o);
 	list_del(&o->file_link);
 	o->on_file = false;
 	srv_oplock_close_locked(o->srv, o);

@@ -306,6 +306,11 @@ struct srv_file {
 	/* an alternate data stream: its xattr (file and shard locks to change) */
 	char *stream;
 	struct srv_file *base;		/* a stream's: its file (a reference) */
+	/* Windows' write-time rules (writetime.c), lock */
+	atomic_bool wt_on;		/* wt is the write time while opens last */
+	bool wt_sticky;			/* set by a client: writes leave it */
+	struct timespec wt;
+	uint64_t wt_due;		/* ms: the delayed update, 0 none */
 };
 
 enum { SRV_DIRECT_UNTRIED, SRV_DIRECT_OPENING, SRV_DIRECT_DONE };
@@ -340,6 +345,8 @@ struct srv_open {
 	bool delete_on_close;
 	bool write_through;
 	bool modified;			/* written: its close changes the directory */
+	bool wt_once;			/* wrote: its one delayed update is set */
+	atomic_bool wt_dirty;		/* wrote since the write time last moved */
 	uint32_t access;
 	uint32_t share_access;
 	uint32_t sharing;		/* access as share modes see it ([MS-FSA]) */
@@ -1124,6 +1131,14 @@ struct srv_breaks {
 };
 
 uint64_t srv_now_ms(void);
+
+/* writetime.c: LastWriteTime as Windows and Samba keep it */
+void srv_wt_write(struct srv_open *o);
+void srv_wt_flush(struct srv_open *o);
+void srv_wt_set(struct srv_open *o, const struct timespec *t);
+void srv_wt_close(struct srv_open *o);
+void srv_wt_close_locked(struct srv_open *o);
+void srv_wt_attr(struct srv_open *o, struct stat *st);
 int srv_lease_table_init(struct srv *srv);
 void srv_lease_table_free(struct srv *srv);
 void srv_breaks_init(struct srv_breaks *b);

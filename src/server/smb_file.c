@@ -408,6 +408,7 @@ static int create_answer(struct srv_req *req, struct srv_open *o, const struct c
 	ret = srv_attr_get(o->share, o->fd, NULL, base_name(path), req->tree->ident, &a);
 	if (ret)
 		return ret;
+	srv_wt_attr(o, &a.st);
 	ret = create_ctxs_answer(req, cx, o, &a.st, ctxbuf, sizeof(ctxbuf), &ctxlen);
 	if (ret)
 		return ret;
@@ -1072,10 +1073,12 @@ int smb_close(struct srv_req *req)
 	ret = srv_req_open(req, &r.fid, &o);
 	if (ret)
 		return ret;
+	srv_wt_close(o);
 	/* not as the user (CLOSE needs no identity): the attributes of its file */
 	if (r.flags & SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB && o->file &&
 	    !srv_file_path(o->file, path, sizeof(path)) &&
 	    !srv_attr_get(o->share, o->fd, NULL, base_name(path), NULL, &a)) {
+		srv_wt_attr(o, &a.st);
 		srv_attr_to_info(&a, 0, &fi);
 		rsp.flags = SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB;
 		rsp.t = fi.t;
@@ -1107,6 +1110,7 @@ int smb_flush(struct srv_req *req)
 	ret = srv_fflush(o);
 	if (ret)
 		return ret;
+	srv_wt_flush(o);
 done:
 	if (srv_req_room(req, 8))
 		return -ENOMEM;
@@ -1278,6 +1282,7 @@ int smb_write(struct srv_req *req)
 		if (ret)
 			return ret;
 		srv_oplock_contend(req->conn->srv, o);
+		srv_wt_write(o);
 		o->modified = true;
 		return srv_rdma_write(req, o, &r);
 	}
@@ -1296,6 +1301,7 @@ int smb_write(struct srv_req *req)
 	if (ret)
 		return ret;
 	srv_oplock_contend(req->conn->srv, o);
+	srv_wt_write(o);
 	if (placed && req->conn->place.o == o) {
 		/* the payload is in the mapping already: make it persistent */
 		dax_persist(o->file->dax, pl->dst, pl->len);

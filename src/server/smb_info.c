@@ -35,7 +35,10 @@ static int open_attr(struct srv_req *req, struct srv_open *o, struct srv_attr *a
 	ret = srv_file_path(o->file, path, sizeof(path));
 	if (ret)
 		return ret;
-	return srv_attr_get(o->share, o->fd, NULL, base_name(path), req->tree->ident, a);
+	ret = srv_attr_get(o->share, o->fd, NULL, base_name(path), req->tree->ident, a);
+	if (!ret)
+		srv_wt_attr(o, &a->st);
+	return ret;
 }
 
 static int open_info(struct srv_req *req, struct srv_open *o, struct fscc_info *fi)
@@ -361,8 +364,16 @@ static int set_basic(struct srv_req *req, struct srv_open *o, const struct smb2_
 		ts[1].tv_nsec = nsec;
 		pm = &ts[1];
 	}
-	if (pa || pm)
-		return store_set_times(o->fd, pa, pm);
+	if (pa || pm) {
+		ret = store_set_times(o->fd, pa, pm);
+		if (ret)
+			return ret;
+	}
+	/* a write time set sticks; setting anything else moves a pending one */
+	if (pm)
+		srv_wt_set(o, pm);
+	else
+		srv_wt_flush(o);
 	return 0;
 }
 
@@ -575,6 +586,8 @@ int smb_set_info(struct srv_req *req)
 			ret = a < (uint64_t)st.st_size ? srv_ftruncate(o, a)
 						       : srv_fallocate(o, a);
 		}
+		if (!ret)
+			srv_wt_flush(o);
 		break;
 	case FilePositionInformation:
 		if (r.data.len < 8)

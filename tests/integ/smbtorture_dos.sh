@@ -49,17 +49,12 @@ NEEDS="
 smb2.getinfo.normalized case-insensitive
 smb2.getinfo.getinfo_access short-names
 smb2.create.quota-fake-file quota-fake-file
-smb2.timestamps.delayed-write-vs-seteof write-time
-smb2.timestamps.delayed-write-vs-flush write-time
-smb2.timestamps.delayed-write-vs-setbasic write-time
-smb2.timestamps.delayed-2write write-time
 "
 needs_why() {
 	case $1 in
 	quota-fake-file) echo "needs the quota fake file (\$Extend\\\$Quota:\$Q:\$INDEX_ALLOCATION opened as a directory with fixed attributes and zero times); rdaxd answers FileFsControlInformation and quota queries as without quotas, but has no such file" ;;
 	short-names) echo "needs 8.3 short names (FileAlternateNameInformation of a long name); rdaxd makes none, as Windows with short names off" ;;
 	case-insensitive) echo "needs case-insensitive names (it opens torture_dir1n as torture_dIr1N); rdaxd answers FileNormalizedNameInformation itself (the root empty, SMB 3.1.1 only)" ;;
-	write-time) echo "needs Windows' write-time rules (a WRITE updates LastWriteTime later, a time set sticks); rdaxd answers the file system's mtime" ;;
 	*) echo "needs $1" ;;
 	esac
 }
