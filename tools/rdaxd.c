@@ -10,6 +10,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "crypto/passdb.h"
+#include "server/options.h"
 #include "server/server.h"
 #include "server/usermap.h"
 #include "util/log.h"
@@ -18,30 +19,12 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: rdaxd --share NAME=PATH [--share ...] [--listen tcp://ADDR:PORT]\n"
-"             [--listen rdma://ADDR:PORT] [--guest | --passdb FILE]\n"
-"       rdaxd --config FILE\n"
-"\n"
-"  -s, --share NAME=PATH   export PATH as share NAME (read-write)\n"
-"  -l, --listen URL        listen on tcp://ADDR:PORT (default tcp://0.0.0.0:445)\n"
-"  -g, --guest             shares allow guests; unknown users become guests\n"
-"  -p, --passdb FILE       NT-hash password file (see 'rdax passwd')\n"
-"      --username-map FILE SMB user names to Unix accounts (smb.conf's\n"
-"                          'username map')\n"
-"  -C, --config FILE       smb.conf-syntax configuration\n"
-"      --store S           store of --share shares: auto (default: dax on a\n"
-"                          DAX mount), dax or posix\n"
-"      --signing MODE      auto (default), mandatory or disabled\n"
-"      --encrypt MODE      off, auto (default: clients may encrypt),\n"
-"                          desired or required\n"
-"      --max-protocol P    SMB2_02, SMB2_10, SMB3_00, SMB3_02 or SMB3_11\n"
-"      --min-protocol P    lowest dialect accepted (default SMB2_10)\n"
-"  -w, --workers N         worker threads (default: one per CPU)\n"
-"      --control PATH      control socket for rdaxctl (default " SRV_CONTROL_DEFAULT ",\n"
-"                          smb.conf's 'rdax control socket'; none: no socket)\n"
-"  -t, --test-config       check the configuration and exit\n"
-"  -v, --verbose           more logging (repeat for debug)\n"
-"  -V, --version           print the version\n"
-"  -h, --help              this help\n");
+"             [--listen rdma://ADDR:PORT] [--guest | --passdb FILE] [OPTION...]\n"
+"       rdaxd --config FILE [OPTION...]\n"
+"\n");
+	srv_opt_usage(f);
+	fprintf(f, "\nThe file is read first and the options override it. Every smb.conf\n"
+		"parameter (rdax.conf(5), rdaxd --list-params) can be given with --option.\n");
 }
 
 static int bad_usage(const char *msg, const char *arg)
@@ -51,27 +34,43 @@ static int bad_usage(const char *msg, const char *arg)
 	return 2;
 }
 
+/* getopt_long's tables, from the option table: val is -X or 256 + row */
+static struct option opts[64];
+static char shortopts[64];
 
-static const struct option opts[] = {
-	{ "share", required_argument, NULL, 's' },
-	{ "listen", required_argument, NULL, 'l' },
-	{ "guest", no_argument, NULL, 'g' },
-	{ "passdb", required_argument, NULL, 'p' },
-	{ "config", required_argument, NULL, 'C' },
-	{ "signing", required_argument, NULL, 1 },
-	{ "encrypt", required_argument, NULL, 2 },
-	{ "max-protocol", required_argument, NULL, 3 },
-	{ "min-protocol", required_argument, NULL, 4 },
-	{ "workers", required_argument, NULL, 'w' },
-	{ "test-config", no_argument, NULL, 't' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "version", no_argument, NULL, 'V' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "store", required_argument, NULL, 5 },
-	{ "username-map", required_argument, NULL, 6 },
-	{ "control", required_argument, NULL, 7 },
-	{ 0 }
-};
+static void getopt_tables(void)
+{
+	size_t i, n = 0, k = 0;
+
+	if (opts[0].name)
+		return;
+	for (i = 0; i < srv_nopts && n + 1 < sizeof(opts) / sizeof(opts[0]); i++) {
+		const struct srv_opt *o = &srv_opts[i];
+		int has_arg = o->type == SRV_OPT_FLAG ? no_argument : required_argument;
+
+		if (!o->lopt)
+			continue;
+		opts[n++] = (struct option){ o->lopt, has_arg, NULL,
+					     o->sopt ? o->sopt : 256 + (int)i };
+		if (o->sopt && k + 3 < sizeof(shortopts)) {
+			shortopts[k++] = (char)o->sopt;
+			if (has_arg == required_argument)
+				shortopts[k++] = ':';
+		}
+	}
+}
+
+static const struct srv_opt *opt_of(int c)
+{
+	size_t i;
+
+	if (c >= 256)
+		return &srv_opts[c - 256];
+	for (i = 0; i < srv_nopts; i++)
+		if (srv_opts[i].sopt == c)
+			return &srv_opts[i];
+	return NULL;
+}
 
 /* The command line, kept: a reload builds the configuration again. */
 struct args {
@@ -83,170 +82,188 @@ struct args {
 	int exit_now;			/* -1: run; else the exit status */
 };
 
+/* a share parameter of the command line, for every --share share */
+struct share_set {
+	const struct srv_opt *o;
+	const char *v;
+	const char *given;		/* for the error */
+};
+
+static int bad_value(const struct srv_opt *o, const char *given)
+{
+	char words[256], msg[400];
+
+	srv_opt_words(o, words, sizeof(words));
+	if (o->type == SRV_OPT_INT || o->type == SRV_OPT_SIZE)
+		snprintf(words + strlen(words), sizeof(words) - strlen(words), "%s%lld..%lld",
+			 words[0] ? ", " : "", (long long)o->min, (long long)o->max);
+	snprintf(msg, sizeof(msg), "invalid value for %s%s%s%s%s", o->lopt ? "--" : "'",
+		 o->lopt ? o->lopt : o->name, o->lopt ? "" : "'", words[0] ? " wants " : "",
+		 words);
+	return bad_usage(msg, given);
+}
+
+/* --option 'NAME = VALUE': the parameter and where the value starts */
+static const struct srv_opt *option_arg(const char *arg, const char **v)
+{
+	const char *eq = strchr(arg, '=');
+	char name[64];
+	size_t n;
+
+	if (!eq)
+		return NULL;
+	n = (size_t)(eq - arg);
+	while (n && (arg[n - 1] == ' ' || arg[n - 1] == '\t'))
+		n--;
+	while (n && (*arg == ' ' || *arg == '\t')) {
+		arg++;
+		n--;
+	}
+	if (!n || n >= sizeof(name))
+		return NULL;
+	memcpy(name, arg, n);
+	name[n] = 0;
+	for (eq++; *eq == ' ' || *eq == '\t'; eq++)
+		;
+	*v = eq;
+	return srv_opt_find(name);
+}
+
+static int share_opt(struct srv_config *cfg, struct args *a, const char *optarg)
+{
+	struct srv_share *sh;
+	char *eq, *arg;
+	int ret;
+
+	/* a reload parses it again: work on a copy */
+	arg = strdup(optarg);
+	if (!arg)
+		return bad_usage("out of memory", NULL);
+	eq = strchr(arg, '=');
+	if (!eq || eq == arg || !eq[1]) {
+		free(arg);
+		return bad_usage("--share wants NAME=PATH", optarg);
+	}
+	*eq = 0;
+	sh = srv_share_find(cfg, arg);
+	if (sh && !sh->from_cli && !sh->ipc) {
+		/* a section of the file: the command line sets its path */
+		snprintf(sh->path, sizeof(sh->path), "%s", eq + 1);
+		ret = 0;
+	} else {
+		ret = srv_config_add_share(cfg, arg, eq + 1, &sh);
+	}
+	free(arg);
+	if (ret)
+		return bad_usage(ret == -EEXIST ? "share given twice" : "invalid share name",
+				 optarg);
+	sh->from_cli = true;
+	return 0;
+}
+
 /*
  * The configuration: the file, then the command line over it. 0, or the
  * exit status (2) with the reason on stderr and in srv_conf_last_error.
  */
 static int build_config(struct srv_config *cfg, struct args *a)
 {
-	struct srv_share *sh;
+	struct srv_opt_ctx ctx = { .cfg = cfg };
+	struct share_set *sset;
+	const struct srv_opt *o;
+	const char *v;
 	bool guest = false;
-	enum srv_store store = SRV_STORE_AUTO;
-	int c, i, ret;
-	char *eq, *arg;
+	int c, i, j, nset = 0, rc = 0;
 
 	a->config = NULL;
 	a->test = false;
 	a->verbose = 0;
 	a->exit_now = -1;
+	getopt_tables();
 	/* the file first: options on the command line override it */
 	opterr = 0;
 	optind = 0;
-	while ((c = getopt_long(a->argc, a->argv, "s:l:gp:C:w:tvVh", opts, NULL)) != -1)
+	while ((c = getopt_long(a->argc, a->argv, shortopts, opts, NULL)) != -1)
 		if (c == 'C')
 			a->config = optarg;
 	opterr = 1;
 	if (a->config && srv_config_load(cfg, a->config))
 		return 2;
+	sset = calloc((size_t)a->argc + 1, sizeof(*sset));
+	if (!sset)
+		return bad_usage("out of memory", NULL);
 	optind = 0;
-	while ((c = getopt_long(a->argc, a->argv, "s:l:gp:C:w:tvVh", opts, NULL)) != -1) {
+	while (!rc && (c = getopt_long(a->argc, a->argv, shortopts, opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			/* a reload parses it again: work on a copy */
-			arg = strdup(optarg);
-			if (!arg)
-				return bad_usage("out of memory", NULL);
-			eq = strchr(arg, '=');
-			if (!eq || eq == arg || !eq[1]) {
-				free(arg);
-				return bad_usage("--share wants NAME=PATH", optarg);
-			}
-			*eq = 0;
-			sh = srv_share_find(cfg, arg);
-			if (sh && !sh->from_cli && !sh->ipc) {
-				/* a section of the file: the command line sets its path */
-				snprintf(sh->path, sizeof(sh->path), "%s", eq + 1);
-				ret = 0;
-			} else {
-				ret = srv_config_add_share(cfg, arg, eq + 1, &sh);
-			}
-			free(arg);
-			if (ret)
-				return bad_usage(ret == -EEXIST ? "share given twice" :
-						 "invalid share name", optarg);
-			sh->from_cli = true;
-			break;
-		case 'l':
-			if (srv_config_parse_listen(cfg, optarg))
-				return bad_usage("--listen wants tcp://ADDR:PORT or rdma://ADDR:PORT",
-						 optarg);
-			break;
+			rc = share_opt(cfg, a, optarg);
+			continue;
+		case 'C':
+			continue;	/* loaded above */
 		case 'g':
 			guest = true;
-			break;
-		case 'p':
-			snprintf(cfg->passdb_path, sizeof(cfg->passdb_path), "%s", optarg);
-			break;
-		case 'C':
-			break;		/* loaded above */
-		case 1:
-			if (!strcmp(optarg, "auto"))
-				cfg->signing = SRV_SIGN_AUTO;
-			else if (!strcmp(optarg, "mandatory"))
-				cfg->signing = SRV_SIGN_MANDATORY;
-			else if (!strcmp(optarg, "disabled"))
-				cfg->signing = SRV_SIGN_DISABLED;
-			else
-				return bad_usage("--signing wants auto, mandatory or disabled", optarg);
-			break;
-		case 2:
-			if (!strcmp(optarg, "off"))
-				cfg->encrypt = SRV_ENC_OFF;
-			else if (!strcmp(optarg, "auto"))
-				cfg->encrypt = SRV_ENC_AUTO;
-			else if (!strcmp(optarg, "desired"))
-				cfg->encrypt = SRV_ENC_DESIRED;
-			else if (!strcmp(optarg, "required"))
-				cfg->encrypt = SRV_ENC_REQUIRED;
-			else
-				return bad_usage("--encrypt wants off, auto, desired or required", optarg);
-			break;
-		case 3:
-		case 4: {
-			static const struct { const char *n; uint16_t d; } p[] = {
-				{ "SMB2_02", SMB2_DIALECT_202 }, { "SMB2_10", SMB2_DIALECT_210 },
-				{ "SMB3_00", SMB2_DIALECT_300 }, { "SMB3_02", SMB2_DIALECT_302 },
-				{ "SMB3_11", SMB2_DIALECT_311 },
-			};
-			size_t k;
-
-			for (k = 0; k < 5; k++)
-				if (!strcasecmp(optarg, p[k].n))
-					break;
-			if (k == 5)
-				return bad_usage("unknown protocol", optarg);
-			if (c == 3)
-				cfg->max_dialect = p[k].d;
-			else
-				cfg->min_dialect = p[k].d;
-			break;
-		}
-		case 5:
-			if (!strcmp(optarg, "auto"))
-				store = SRV_STORE_AUTO;
-			else if (!strcmp(optarg, "dax"))
-				store = SRV_STORE_DAX;
-			else if (!strcmp(optarg, "posix"))
-				store = SRV_STORE_POSIX;
-			else
-				return bad_usage("--store wants auto, dax or posix", optarg);
-			break;
-		case 6:
-			if ((size_t)snprintf(cfg->usermap_path, sizeof(cfg->usermap_path), "%s",
-					     optarg) >= sizeof(cfg->usermap_path))
-				return bad_usage("--username-map: path too long", NULL);
-			break;
-		case 7:
-			if (!strcmp(optarg, "none"))
-				optarg = "";
-			if ((*optarg && *optarg != '/') || strlen(optarg) >= 108)
-				return bad_usage("--control wants an absolute path (< 108 bytes) or none",
-						 optarg);
-			snprintf(cfg->control_path, sizeof(cfg->control_path), "%s", optarg);
-			cfg->control_set = true;
-			break;
-		case 'w':
-			cfg->workers = atoi(optarg);
-			if (cfg->workers < 1 || cfg->workers > 256)
-				return bad_usage("--workers wants 1..256", optarg);
-			break;
+			continue;
 		case 't':
 			a->test = true;
-			break;
+			continue;
 		case 'v':
 			a->verbose++;
-			break;
+			continue;
 		case 'V':
 			printf("rdaxd %s\n", RDAX_VERSION);
 			a->exit_now = 0;
-			return 0;
+			goto out;
 		case 'h':
 			usage(stdout);
 			a->exit_now = 0;
-			return 0;
-		default:
+			goto out;
+		case 'o':
+			o = option_arg(optarg, &v);
+			if (!o) {
+				rc = bad_usage("--option wants 'NAME=VALUE' of a known parameter",
+					       optarg);
+				continue;
+			}
+			break;
+		case '?':
+		case ':':
 			srv_conf_error("unknown option");
 			fprintf(stderr, "Try 'rdaxd --help' for more information.\n");
-			return 2;
+			rc = 2;
+			continue;
+		default:
+			o = opt_of(c);
+			v = optarg;
+			if (o && !o->name) {	/* --list-params */
+				srv_opt_list(stdout);
+				a->exit_now = 0;
+				goto out;
+			}
+			break;
+		}
+		if (o->scope & SRV_OPT_SHARE) {
+			sset[nset++] = (struct share_set){ o, v, optarg };
+		} else if (srv_opt_set(&ctx, o, v)) {
+			rc = bad_value(o, optarg);
 		}
 	}
-	if (optind < a->argc)
-		return bad_usage("unexpected argument", a->argv[optind]);
-	for (i = 0; i < cfg->nshares; i++)
-		if (cfg->shares[i]->from_cli)
-			cfg->shares[i]->store_want = store;
-	if (!cfg->nshares)
-		return bad_usage("no shares: give --share NAME=PATH or --config FILE", NULL);
+	if (rc)
+		goto out;
+	if (optind < a->argc) {
+		rc = bad_usage("unexpected argument", a->argv[optind]);
+		goto out;
+	}
+	for (i = 0; i < cfg->nshares; i++) {
+		ctx.share = cfg->shares[i];
+		for (j = 0; j < nset && ctx.share->from_cli; j++)
+			if (srv_opt_set(&ctx, sset[j].o, sset[j].v)) {
+				rc = bad_value(sset[j].o, sset[j].given);
+				goto out;
+			}
+	}
+	if (!cfg->nshares) {
+		rc = bad_usage("no shares: give --share NAME=PATH or --config FILE", NULL);
+		goto out;
+	}
 	if (guest) {
 		cfg->map_to_guest = true;
 		for (i = 0; i < cfg->nshares; i++)
@@ -257,9 +274,11 @@ static int build_config(struct srv_config *cfg, struct args *a)
 		for (i = 0; i < cfg->nshares; i++)
 			g += cfg->shares[i]->guest_ok;
 		if (!g)
-			return bad_usage("nobody could log on: give --passdb FILE or --guest", NULL);
+			rc = bad_usage("nobody could log on: give --passdb FILE or --guest", NULL);
 	}
-	return 0;
+out:
+	free(sset);
+	return rc;
 }
 
 static int rebuild(struct srv_config *cfg, void *arg)

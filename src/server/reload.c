@@ -18,8 +18,9 @@
  *   its flags change in place; "valid users" is a NULL-terminated array
  *   swapped by one pointer, the old one kept until exit;
  * - the passdb and username map are swapped under the logon lock.
- * Global parameters that the running server cannot change are logged as
- * needing a restart; the live ones keep their values.
+ * Global parameters that the running server cannot change (SRV_OPT_RESTART
+ * in the option table) are logged as needing a restart; the live ones keep
+ * their values.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -30,6 +31,7 @@
 #include <time.h>
 
 #include "crypto/passdb.h"
+#include "server/options.h"
 #include "server/server.h"
 #include "server/usermap.h"
 #include "util/log.h"
@@ -43,39 +45,6 @@ void srv_set_config_build(struct srv *s, srv_config_build_fn fn, void *arg,
 	s->build_arg = arg;
 	snprintf(s->conf_file, sizeof(s->conf_file), "%s", file ? file : "");
 }
-
-#define GLOBAL(name, field) { name, offsetof(struct srv_config, field), \
-			      sizeof(((struct srv_config *)0)->field) }
-
-/* [global] parameters a running server keeps until a restart. */
-static const struct {
-	const char *name;
-	size_t off, size;
-} restart_globals[] = {
-	GLOBAL("listen", listen), GLOBAL("listen", nlisten),
-	GLOBAL("guest account", guest_account),
-	GLOBAL("map to guest", map_to_guest),
-	GLOBAL("server multi channel support", multichannel),
-	GLOBAL("smb2 leases", leases),
-	GLOBAL("smb3 directory leases", dir_leases),
-	GLOBAL("interfaces", interfaces),
-	GLOBAL("state directory", state_dir),
-	GLOBAL("server min protocol", min_dialect),
-	GLOBAL("server max protocol", max_dialect),
-	GLOBAL("server signing", signing),
-	GLOBAL("smb encrypt", encrypt),
-	GLOBAL("rdax workers", workers),
-	GLOBAL("max connections", max_connections),
-	GLOBAL("max sessions", max_sessions),
-	GLOBAL("max open files", max_opens),
-	GLOBAL("receive timeout", receive_timeout),
-	GLOBAL("smb direct parameters", smbd),
-	GLOBAL("rdma bounce size", bounce_size),
-	GLOBAL("io uring", io_uring),
-	GLOBAL("numa node", numa_node),
-	GLOBAL("netbios name", netbios_name),
-	GLOBAL("workgroup", workgroup),
-};
 
 /* What makes a share the same share (else: removed and added again). */
 static bool same_share(const struct srv_share *a, const struct srv_share *b)
@@ -247,11 +216,13 @@ int srv_reload(struct srv *s, char *msg, size_t len)
 	}
 
 	/* apply: nothing below fails */
-	for (k = 0; k < sizeof(restart_globals) / sizeof(restart_globals[0]); k++)
-		if (memcmp((char *)live + restart_globals[k].off, (char *)nw + restart_globals[k].off,
-			   restart_globals[k].size))
-			pr_warn("reload: '%s' changed: it takes effect at a restart",
-				restart_globals[k].name);
+	for (k = 0; k < srv_nopts; k++) {
+		const struct srv_opt *o = &srv_opts[k];
+
+		if ((o->flags & SRV_OPT_RESTART) && o->g.size &&
+		    memcmp((char *)live + o->g.off, (char *)nw + o->g.off, o->g.size))
+			pr_warn("reload: '%s' changed: it takes effect at a restart", o->name);
+	}
 	for (i = 0; i < nlive; i++) {
 		struct srv_share *old = live->shares[i], *sh;
 
