@@ -121,10 +121,14 @@ $(B)/rdaxctl: $(B)/tools/rdaxctl.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(LDFLAGS)
 
-# The CLI uses only the public API; $ORIGIN lets it run from build/.
+# The CLI uses only the public API; $ORIGIN lets it run from build/
+# (packages, whose library is in the system's directory, set RPATH=).
+RPATH ?= -Wl,-rpath,'$$ORIGIN'
+FIO_RPATH ?= $(if $(RPATH),-Wl$(comma)-rpath$(comma)'$$ORIGIN:$$ORIGIN/..')
+comma := ,
 $(B)/rdax: $(B)/tools/rdax.o $(LIB_SO)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $< $(LDFLAGS) -L$(B) -lrdax -Wl,-rpath,'$$ORIGIN'
+	$(Q)$(CC) -o $@ $< $(LDFLAGS) -L$(B) -lrdax $(RPATH)
 
 # The fio engine is built against the source of the installed fio, which
 # tools/fetch-fio.sh fetches with `apt-get source fio` and configures.
@@ -135,7 +139,7 @@ FIO_CFLAGS := -I$(FIO_SRC)/src -include $(FIO_SRC)/src/config-host.h \
 $(FIO_ENGINE): fio/rdax.c include/rdax.h $(LIB_SO) $(FIO_SRC)/.version
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) -fvisibility=default -D_GNU_SOURCE -Iinclude $(FIO_CFLAGS) \
-		-shared -o $@ $< $(LDFLAGS) -L$(B) -lrdax -Wl,-rpath,'$$ORIGIN:$$ORIGIN/..' \
+		-shared -o $@ $< $(LDFLAGS) -L$(B) -lrdax $(FIO_RPATH) \
 		-Wl,-z,nodelete
 
 # Unit tests may use any internal module.

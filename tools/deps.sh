@@ -7,7 +7,7 @@ set -eu
 
 pkgs_build="gcc clang libclang-rt-14-dev make pkg-config libc6-dev libssl-dev libinih-dev
 	liburing-dev libpmem2-dev libibverbs-dev librdmacm-dev libnuma-dev liburcu-dev
-	libacl1-dev libsystemd-dev"
+	libacl1-dev libsystemd-dev debhelper fakeroot lintian dpkg-dev"
 pkgs_test="samba samba-vfs-modules smbclient samba-testsuite tshark xxd procps psmisc
 	iproute2 openssl python3 gnuplot-nox acl xfsprogs"
 pkgs_fio="fio dpkg-dev libaio-dev"
