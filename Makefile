@@ -139,6 +139,7 @@ FIO_CFLAGS := -I$(FIO_SRC)/src -include $(FIO_SRC)/src/config-host.h \
 $(FIO_ENGINE): fio/rdax.c include/rdax.h $(LIB_SO) $(FIO_SRC)/.version
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) -fvisibility=default -D_GNU_SOURCE -Iinclude $(FIO_CFLAGS) \
+		$(filter -D_FORTIFY_SOURCE%,$(CPPFLAGS)) \
 		-shared -o $@ $< $(LDFLAGS) -L$(B) -lrdax $(FIO_RPATH) \
 		-Wl,-z,nodelete
 
