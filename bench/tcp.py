@@ -48,7 +48,9 @@ PCT = {"p50": "50.000000", "p99": "99.000000", "p99.9": "99.900000"}
 HZ = os.sysconf("SC_CLK_TCK")
 SAMPLE_S = 0.25
 TRIM_S = 0.25          # off both ends of fio's measured window
-ENGINE = "build/fio-rdax.so"
+B = os.environ.get("B", "build")
+ENGINE = os.path.join(B, "fio-rdax.so")
+WIRE = "wire"          # iperf3's loopback TCP limit, beside the bulk rows
 
 
 def say(msg):
@@ -212,13 +214,23 @@ def host_facts(share_dir, top):
         "cpu": cpu, "cpus": os.cpu_count(), "cores": cores, "mem_kb": mem,
         "kernel": os.uname().release,
         "rdax_version": "%s (%s)" % (ver, git),
-        "rdaxd": cmd_out([os.path.join(top, "build/rdaxd"), "--version"]),
+        "rdaxd": cmd_out([os.path.join(top, B, "rdaxd"), "--version"]),
         "smbd": cmd_out(["smbd", "--version"]).replace("Version ", "Samba "),
         "fio": cmd_out(["fio", "--version"]),
+        "iperf3": cmd_out(["iperf3", "--version"]),
         "share_fs": " ".join(fs.split()), "share_dir": share_dir,
         "loadavg": open("/proc/loadavg").read().split()[:3],
         "placement": placement(),
     }
+
+
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
 
 
 def placement():
@@ -266,6 +278,8 @@ class Bench:
         self.servers = [Server(s) for s in a.server]
         self.errors = []
         self.runs = {}   # (server, workload) -> [per-run dict]
+        self.wls = [w for w in WORKLOADS if re.search(a.only, w[0])]
+        self.wire = []   # iperf3 runs: bytes/s
 
     def fail(self, msg):
         say("FAILED: " + msg)
@@ -296,8 +310,8 @@ class Bench:
         (Linux 6.x) every 4 KiB write into a large folio then walks all its
         buffer heads (ext4_block_write_begin), which costs more than the
         server's own work and would hide it."""
-        for fn in sorted({w[4] for w in WORKLOADS}):
-            bs = min(w[2] for w in WORKLOADS if w[4] == fn)
+        for fn in sorted({w[4] for w in self.wls}):
+            bs = min(w[2] for w in self.wls if w[4] == fn)
             raw = os.path.join(self.raw, "%s-layout-%s.json" % (srv.name, fn))
             _, err = self.fio(srv, ["--name=layout", "--filename=" + fn, "--rw=write",
                                     "--bs=%d" % bs, "--iodepth=32", "--size=" + self.a.size],
@@ -379,13 +393,49 @@ class Bench:
             rec.get("clat_p99_ns", 0) / 1000, rec.get("server_cpu_us_per_io", -1),
             rec["client_cpu_us_per_io"]))
 
+    def wire_run(self, run):
+        """iperf3's single-stream TCP throughput on loopback for the same
+        time as a fio job: the most any SMB server could move here."""
+        raw = os.path.join(self.raw, "wire-run%d.json" % run)
+        for _ in range(100):     # until the server listens
+            r = subprocess.run(["iperf3", "-c", "127.0.0.1", "-p", str(self.iperf_port),
+                                "-t", "%g" % (self.a.ramp + self.a.runtime),
+                                "-O", "%g" % self.a.ramp, "-J"],
+                               capture_output=True, text=True,
+                               timeout=self.a.ramp + self.a.runtime + 60)
+            if r.returncode == 0 or "Connection refused" not in r.stdout + r.stderr:
+                break
+            time.sleep(0.1)
+        with open(raw, "w") as f:
+            f.write(r.stdout)
+        try:
+            bps = json.loads(r.stdout)["end"]["sum_received"]["bits_per_second"] / 8
+        except (ValueError, KeyError):
+            self.fail("wire#%d: iperf3: %s" % (run, (r.stdout + r.stderr)[-300:]))
+            return
+        self.wire.append(bps)
+        say("%-24s %10.1f MiB/s" % ("wire#%d" % run, bps / 1048576))
+
     def main(self):
         ok = [s for s in self.servers if self.layout(s)]
         os.sync()
-        for wl in WORKLOADS:
-            for run in range(1, self.a.runs + 1):
-                for srv in ok:           # A/B/A/B
-                    self.job(srv, wl, run)
+        bulk = [w for w in self.wls if w[2] >= 1 << 20]
+        if self.a.wire and bulk:
+            self.iperf_port = free_port()
+            log = open(os.path.join(self.a.work, "iperf3.log"), "w")
+            iperf = subprocess.Popen(["iperf3", "-s", "-p", str(self.iperf_port)],
+                                     stdout=log, stderr=subprocess.STDOUT)
+        try:
+            for wl in self.wls:
+                for run in range(1, self.a.runs + 1):
+                    if self.a.wire and bulk and wl == bulk[0]:
+                        self.wire_run(run)
+                    for srv in ok:           # A/B/A/B
+                        self.job(srv, wl, run)
+        finally:
+            if self.a.wire and bulk:
+                iperf.terminate()
+                iperf.wait()
         return self.report()
 
     # ---- report
@@ -429,10 +479,14 @@ class Bench:
         jobs, ratios, lines = [], [], []
         names = [s.name for s in self.servers]
         complete = 0
+        wire = median(self.wire) if self.wire else None
+        wcol = wire is not None
         lines.append("| workload | metric | " + " | ".join(names) +
-                     (" | %s/%s |" % (SUBJECT, BASELINE) if len(names) > 1 else " |"))
-        lines.append("|---|---|" + "---:|" * (len(names) + (1 if len(names) > 1 else 0)))
-        for wl in WORKLOADS:
+                     (" | %s/%s |" % (SUBJECT, BASELINE) if len(names) > 1 else " |") +
+                     (" %s | %s/%s |" % (WIRE, SUBJECT, WIRE) if wcol else ""))
+        lines.append("|---|---|" + "---:|" * (len(names) + (1 if len(names) > 1 else 0) +
+                                              (2 if wcol else 0)))
+        for wl in self.wls:
             name, rw, bs, depth, fn, ddir = wl
             bulk = bs >= 1 << 20
             js = {}
@@ -477,6 +531,16 @@ class Bench:
                         SUBJECT: vals.get(SUBJECT), BASELINE: vals.get(BASELINE),
                         "ratio": round(r, 4) if r is not None else None,
                     })
+                if wcol and i == 0 and bulk:
+                    rw_ = vals[SUBJECT] / wire if SUBJECT in vals else None
+                    row += " %s ±%s%% | %s |" % (
+                        fmt(wire / 1048576), pm(max(self.wire) - min(self.wire), wire),
+                        "%.2f" % rw_ if rw_ is not None else "-")
+                    if len(names) > 1:
+                        ratios[-1][WIRE] = wire
+                        ratios[-1]["ratio_" + WIRE] = round(rw_, 4) if rw_ is not None else None
+                elif wcol:
+                    row += " | |"
                 lines.append(row)
         noisy = [r for j in jobs for r in j["per_run"] if (r.get("other_procs_cpu") or 0) > 10]
         if noisy:
@@ -530,6 +594,10 @@ class Bench:
             "notes": self.a.note, "errors": self.errors,
             "jobs": jobs, "ratios": ratios,
         }
+        if wcol:
+            doc["wire"] = {"tool": "iperf3, one TCP stream on 127.0.0.1, -O ramp",
+                           "bw_bytes": wire, "spread": spread(self.wire),
+                           "per_run": self.wire}
         os.makedirs(os.path.dirname(os.path.abspath(self.a.out)), exist_ok=True)
         with open(self.a.out + ".tmp", "w") as f:
             json.dump(doc, f, indent=1)
@@ -537,8 +605,8 @@ class Bench:
         with open(self.a.md, "w") as f:
             f.write("\n".join(md))
         print("\n".join(md[2:]).rstrip())
-        if complete != len(WORKLOADS) * 2 or len(names) < 2:
-            say("%d of %d server/workload figures complete" % (complete, len(WORKLOADS) * 2))
+        if complete != len(self.wls) * 2 or len(names) < 2:
+            say("%d of %d server/workload figures complete" % (complete, len(self.wls) * 2))
             return 1
         return 1 if self.errors else 0
 
@@ -575,6 +643,8 @@ def main():
     p.add_argument("--size", default="256m")
     p.add_argument("--share-dir", required=True)
     p.add_argument("--note", action="append", default=[])
+    p.add_argument("--only", default="", help="workloads matching this regex")
+    p.add_argument("--no-wire", dest="wire", action="store_false")
     a = p.parse_args()
     if a.runtime < 2 * TRIM_S + 1 or a.ramp < 0 or a.runs < 1:
         p.error("--runtime must be at least %g s (the CPU window), --ramp >= 0, --runs >= 1"

@@ -14,7 +14,10 @@
 
 #include "rdax.h"
 
-#define XFER_CHUNK (8u << 20)
+#define PIPE_CHUNK (1u << 20)	/* bytes per request, at most */
+#define PIPE_MIN 2		/* requests in flight, at least */
+#define PIPE_MAX 16		/* ... and at most */
+#define CREDIT_BYTES 65536u	/* [MS-SMB2] 3.1.5.2: one credit per 64 KiB */
 
 struct opts {
 	enum rdax_transport transport;
@@ -400,17 +403,275 @@ static int cmd_ls(const struct opts *o, const char *url)
 	return ret < 0 ? 1 : 0;
 }
 
+/* ---- pipelined transfers: several READs or WRITEs in flight ---- */
+
+/*
+ * One request slot of a transfer, in file order in a ring: a READ whose
+ * data goes out to the local file in order, or a WRITE of what was read
+ * from it.
+ */
+struct pipe_slot {
+	uint8_t *buf;
+	uint64_t off;
+	size_t len;
+	int64_t res;
+	uint32_t status;
+	bool done;
+};
+
+struct pipe {
+	struct session *s;
+	struct rdax_ioq *q;
+	struct rdax_file *f;
+	uint32_t op;			/* RDAX_OP_READ or RDAX_OP_WRITE */
+	size_t chunk;
+	unsigned int depth;
+	unsigned int head, n;		/* slots in flight or waiting, from head */
+	uint8_t *mem;
+	struct pipe_slot slot[PIPE_MAX];
+};
+
+/*
+ * As many requests in flight as the credits the server granted pay for
+ * (each costs one per 64 KiB), within PIPE_MIN..PIPE_MAX, each as large
+ * as the connection carries up to PIPE_CHUNK.
+ */
+static int pipe_open(struct pipe *p, struct session *s, struct rdax_file *f, uint32_t op)
+{
+	struct rdax_stats st;
+	unsigned int i, per;
+	size_t max;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	p->s = s;
+	p->f = f;
+	p->op = op;
+	ret = rdax_ioq_new(s->conn, PIPE_MAX, &p->q);
+	if (ret)
+		return ret;
+	max = rdax_ioq_max_io(p->q);
+	p->chunk = max < PIPE_CHUNK ? max : PIPE_CHUNK;
+	per = (unsigned int)((p->chunk + CREDIT_BYTES - 1) / CREDIT_BYTES);
+	rdax_conn_stats(s->conn, &st);
+	p->depth = st.credits / per;
+	if (p->depth < PIPE_MIN)
+		p->depth = PIPE_MIN;
+	if (p->depth > PIPE_MAX)
+		p->depth = PIPE_MAX;
+	p->mem = malloc(p->chunk * p->depth);
+	if (!p->mem) {
+		rdax_ioq_delete(&p->q);
+		return -ENOMEM;
+	}
+	for (i = 0; i < p->depth; i++)
+		p->slot[i].buf = p->mem + i * p->chunk;
+	return 0;
+}
+
+/* Waits for what is still in flight (after an error too), then frees. */
+static void pipe_close(struct pipe *p, const struct opts *o)
+{
+	if (o->stats && p->q)
+		fprintf(stderr, "pipeline: up to %u requests of %zu bytes in flight\n",
+			p->depth, p->chunk);
+	rdax_ioq_delete(&p->q);
+	free(p->mem);
+	p->mem = NULL;
+}
+
+static struct pipe_slot *pipe_tail(struct pipe *p)
+{
+	return &p->slot[(p->head + p->n) % p->depth];
+}
+
+static int pipe_submit(struct pipe *p, struct pipe_slot *sl, uint64_t off, size_t len)
+{
+	struct rdax_io io = {
+		.opcode = p->op, .file = p->f, .buf = sl->buf, .len = len,
+		.offset = off, .user_data = (uint64_t)(sl - p->slot),
+	};
+	int ret;
+
+	sl->off = off;
+	sl->len = len;
+	sl->done = false;
+	ret = rdax_submit(p->q, &io, 1);
+	if (ret < 0)
+		return ret;
+	if (ret != 1)
+		return -EAGAIN;	/* cannot happen: the queue is deeper than the ring */
+	p->n++;
+	return 0;
+}
+
+/* Wait for the slot at the head; completions of later ones are noted. */
+static int pipe_wait_head(struct pipe *p)
+{
+	struct rdax_cqe cqe[PIPE_MAX];
+	int i, n;
+
+	while (!p->slot[p->head].done) {
+		n = rdax_reap(p->q, cqe, PIPE_MAX, 1, -1);
+		if (n < 0)
+			return n;
+		for (i = 0; i < n; i++) {
+			struct pipe_slot *sl = &p->slot[cqe[i].user_data];
+
+			sl->res = cqe[i].res;
+			sl->status = cqe[i].status;
+			sl->done = true;
+		}
+	}
+	return 0;
+}
+
+/*
+ * "rdax: smb://host/share/path: write of 1048576 bytes at 5242880:
+ * STATUS_DISK_FULL (...)": the file, the server and why, for a request
+ * that failed in the middle of a transfer.
+ */
+static int pipe_fail(struct pipe *p, const struct pipe_slot *sl, int err)
+{
+	const char *why = rdax_errmsg(p->s->conn);
+
+	if (sl && sl->status)
+		why = rdax_status_str(sl->status);
+	else if (!why || !*why)
+		why = strerror(-err);
+	fprintf(stderr, "%s: %s: %s", prog, p->s->urlstr, p->op == RDAX_OP_READ ? "read" : "write");
+	if (sl)
+		fprintf(stderr, " of %zu bytes at %llu", sl->len, (unsigned long long)sl->off);
+	fprintf(stderr, ": %s\n", why);
+	return 1;
+}
+
+/* full reads of a local file or pipe: fewer only at its end */
+static ssize_t read_full(int fd, uint8_t *buf, size_t len)
+{
+	size_t have = 0;
+	ssize_t n;
+
+	while (have < len) {
+		n = read(fd, buf + have, len - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		have += (size_t)n;
+	}
+	return (ssize_t)have;
+}
+
+/*
+ * READs of size bytes in flight, written to fd in order. Past size one
+ * READ at a time, so a file that grew is read to its new end.
+ */
+static int pipe_get(struct pipe *p, uint64_t size, int fd, const char *local,
+		    struct progress *pr, uint64_t *done)
+{
+	uint64_t next = 0;
+	bool end = false;
+	int ret;
+
+	for (;;) {
+		while (!end && p->n < p->depth && (next < size || !p->n)) {
+			size_t len = p->chunk;
+
+			if (next < size && size - next < len)
+				len = (size_t)(size - next);
+			ret = pipe_submit(p, pipe_tail(p), next, len);
+			if (ret)
+				return pipe_fail(p, NULL, ret);
+			next += len;
+		}
+		if (!p->n)
+			return 0;
+		ret = pipe_wait_head(p);
+		if (ret)
+			return pipe_fail(p, NULL, ret);
+		while (p->n && p->slot[p->head].done) {
+			struct pipe_slot *sl = &p->slot[p->head];
+
+			if (sl->res < 0)
+				return pipe_fail(p, sl, (int)sl->res);
+			if (!end && sl->res && write(fd, sl->buf, (size_t)sl->res) != sl->res) {
+				fprintf(stderr, "%s: %s: %s\n", prog, local ? local : "stdout",
+					strerror(errno));
+				return 1;
+			}
+			if (!end)
+				*done += (uint64_t)sl->res;
+			/* the end of the file: what follows is dropped */
+			if ((size_t)sl->res < sl->len)
+				end = true;
+			p->head = (p->head + 1) % p->depth;
+			p->n--;
+		}
+		progress_show(pr, *done, false);
+	}
+}
+
+/* The local file read in order, its pieces written with WRITEs in flight. */
+static int pipe_put(struct pipe *p, int fd, const char *local, struct progress *pr,
+		    uint64_t *done)
+{
+	uint64_t next = 0;
+	bool end = false;
+	ssize_t n;
+	int ret;
+
+	for (;;) {
+		while (!end && p->n < p->depth) {
+			struct pipe_slot *sl = pipe_tail(p);
+
+			n = read_full(fd, sl->buf, p->chunk);
+			if (n < 0) {
+				fprintf(stderr, "%s: %s: %s\n", prog, local, strerror(errno));
+				return 1;
+			}
+			if ((size_t)n < p->chunk)
+				end = true;
+			if (!n)
+				break;
+			ret = pipe_submit(p, sl, next, (size_t)n);
+			if (ret)
+				return pipe_fail(p, NULL, ret);
+			next += (uint64_t)n;
+		}
+		if (!p->n)
+			return 0;
+		ret = pipe_wait_head(p);
+		if (ret)
+			return pipe_fail(p, NULL, ret);
+		while (p->n && p->slot[p->head].done) {
+			struct pipe_slot *sl = &p->slot[p->head];
+
+			if (sl->res < 0)
+				return pipe_fail(p, sl, (int)sl->res);
+			if ((size_t)sl->res < sl->len)
+				return pipe_fail(p, sl, -ENOSPC);
+			*done += (uint64_t)sl->res;
+			p->head = (p->head + 1) % p->depth;
+			p->n--;
+		}
+		progress_show(pr, *done, false);
+	}
+}
+
 static int cmd_get(const struct opts *o, const char *url, const char *local, bool cat)
 {
 	struct rdax_file *f = NULL;
 	struct rdax_stat st;
 	struct progress pr;
 	struct session s;
+	struct pipe p = { 0 };
 	struct stat lst;
 	uint64_t off = 0;
-	char *buf = NULL, *into = NULL;
+	char *into = NULL;
 	int fd = -1, ret, rc = 1;
-	ssize_t n;
 
 	ret = session_open(&s, o, url, true);
 	if (ret)
@@ -451,30 +712,17 @@ static int cmd_get(const struct opts *o, const char *url, const char *local, boo
 			goto out_close;
 		}
 	}
-	buf = malloc(XFER_CHUNK);
-	if (!buf)
+	ret = pipe_open(&p, &s, f, RDAX_OP_READ);
+	if (ret) {
+		fail(&s, ret, url);
 		goto out_close;
-	progress_init(&pr, o, st.size);
-	for (;;) {
-		n = rdax_pread(f, buf, XFER_CHUNK, off);
-		if (n < 0) {
-			fail(&s, (int)n, url);
-			goto out_close;
-		}
-		if (n == 0)
-			break;
-		if (write(fd, buf, (size_t)n) != n) {
-			fprintf(stderr, "%s: %s: %s\n", prog, local ? local : "stdout",
-				strerror(errno));
-			goto out_close;
-		}
-		off += (uint64_t)n;
-		progress_show(&pr, off, false);
 	}
-	progress_show(&pr, off, true);
-	rc = 0;
+	progress_init(&pr, o, st.size);
+	rc = pipe_get(&p, st.size, fd, local, &pr, &off);
+	pipe_close(&p, o);
+	if (!rc)
+		progress_show(&pr, off, true);
 out_close:
-	free(buf);
 	if (fd > STDOUT_FILENO && close(fd)) {
 		fprintf(stderr, "%s: %s: %s\n", prog, local, strerror(errno));
 		rc = 1;
@@ -492,11 +740,10 @@ static int cmd_put(const struct opts *o, const char *local, const char *url)
 	struct rdax_file *f = NULL;
 	struct progress pr;
 	struct session s;
+	struct pipe p = { 0 };
 	struct stat st;
 	uint64_t off = 0;
-	char *buf = NULL;
 	int fd, ret, rc = 1;
-	ssize_t n, w;
 
 	fd = open(local, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st)) {
@@ -521,30 +768,17 @@ static int cmd_put(const struct opts *o, const char *local, const char *url)
 		fail(&s, ret, url);
 		goto out_close;
 	}
-	buf = malloc(XFER_CHUNK);
-	if (!buf)
+	ret = pipe_open(&p, &s, f, RDAX_OP_WRITE);
+	if (ret) {
+		fail(&s, ret, url);
 		goto out_close;
-	progress_init(&pr, o, (uint64_t)st.st_size);
-	for (;;) {
-		n = read(fd, buf, XFER_CHUNK);
-		if (n < 0) {
-			fprintf(stderr, "%s: %s: %s\n", prog, local, strerror(errno));
-			goto out_close;
-		}
-		if (n == 0)
-			break;
-		w = rdax_pwrite(f, buf, (size_t)n, off);
-		if (w != n) {
-			fail(&s, w < 0 ? (int)w : -EIO, url);
-			goto out_close;
-		}
-		off += (uint64_t)n;
-		progress_show(&pr, off, false);
 	}
-	progress_show(&pr, off, true);
-	rc = 0;
+	progress_init(&pr, o, (uint64_t)st.st_size);
+	rc = pipe_put(&p, fd, local, &pr, &off);
+	pipe_close(&p, o);
+	if (!rc)
+		progress_show(&pr, off, true);
 out_close:
-	free(buf);
 	close(fd);
 	if (f && rdax_close(&f) && !rc)
 		rc = fail(&s, -EIO, url);

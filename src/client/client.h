@@ -568,6 +568,15 @@ void cli_chains_fail(struct rdax_conn *c, int err);
 
 /* rdax_pread/rdax_pwrite and rdax_ftruncate inside other calls */
 ssize_t cli_rw(struct rdax_file *f, bool write, void *buf, size_t len, uint64_t off);
+/*
+ * Copy len bytes through the client, READs of src and WRITEs to dst in
+ * flight (one connection or two). *done: bytes written in order from the
+ * start; report(arg, *done) after each piece, non-zero stops the copy
+ * with that value. 0 at the end of len or of src, else a negative errno.
+ */
+int cli_copy_pipe(struct rdax_file *src, uint64_t src_off, struct rdax_file *dst,
+		  uint64_t dst_off, uint64_t len, uint64_t *done,
+		  int (*report)(void *arg, uint64_t done), void *arg);
 int cli_ftruncate(struct rdax_file *f, uint64_t size);
 
 #endif

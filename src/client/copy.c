@@ -21,7 +21,6 @@
 #include "proto/fsctl.h"
 #include "proto/ntstatus.h"
 
-#define CLIENT_BUF (8u << 20)
 #define LIMIT_RETRIES 3
 #define PATH16_MAX 2048
 #define DUP_STEP (1ull << 30)		/* bytes per DUPLICATE_EXTENTS request */
@@ -446,43 +445,21 @@ static int copy_server(struct copy_ctx *x, uint64_t src_off, uint64_t dst_off,
 
 /* ---- through the client ---- */
 
+static int copy_report(void *arg, uint64_t done)
+{
+	return report(arg, done);
+}
+
+/* READs and WRITEs in flight, several pieces at a time (cli_copy_pipe). */
 static int copy_client(struct copy_ctx *x, uint64_t src_off, uint64_t dst_off,
 		       uint64_t len, uint64_t *done)
 {
-	size_t cap = len - *done < CLIENT_BUF ? (size_t)(len - *done) : CLIENT_BUF;
-	uint8_t *buf;
-	ssize_t n, w;
-	int ret = 0;
+	uint64_t base = *done;
 
 	if (*done >= len)
 		return 0;
-	buf = malloc(cap ? cap : 1);
-	if (!buf)
-		return cli_err(x->dst->t->c, -ENOMEM, "copy to %s: out of memory", x->dst->path);
-	while (*done < len) {
-		size_t want = len - *done < cap ? (size_t)(len - *done) : cap;
-
-		n = cli_rw(x->src, false, buf, want, src_off + *done);
-		if (n <= 0) {
-			ret = (int)n;	/* 0: the source ended */
-			break;
-		}
-		w = cli_rw(x->dst, true, buf, (size_t)n, dst_off + *done);
-		if (w < 0) {
-			ret = (int)w;
-			break;
-		}
-		*done += (uint64_t)w;
-		if (w < n) {
-			ret = cli_err(x->dst->t->c, -EIO, "short write to %s", x->dst->path);
-			break;
-		}
-		ret = report(x, *done);
-		if (ret)
-			break;
-	}
-	free(buf);
-	return ret;
+	return cli_copy_pipe(x->src, src_off + base, x->dst, dst_off + base, len - base,
+			     done, copy_report, x);
 }
 
 /* RDAX_COPY_SERVER_ONLY, and the server cannot copy. */

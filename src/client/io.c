@@ -5,6 +5,7 @@
  * a few chunks at a time on the same path.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -13,6 +14,8 @@
 #include "proto/ntstatus.h"
 
 #define SYNC_PIPELINE 4
+#define COPY_PIPE 8			/* copy pieces in flight, at most */
+#define COPY_CHUNK (8u << 20)
 
 struct cli_io {
 	struct cli_chain ch;
@@ -313,6 +316,210 @@ ssize_t rdax_pwrite(struct rdax_file *f, const void *buf, size_t len, uint64_t o
 {
 	cli_begin(f->t->c);
 	return cli_rw(f, true, (void *)buf, len, off);
+}
+
+/* ---- copies through the client, pipelined ---- */
+
+/* One piece of a copy: its READ of the source, then its WRITE. */
+struct copy_slot {
+	struct cli_io io;
+	uint64_t pos;			/* from the start of the copy */
+	uint32_t len;			/* asked for */
+	uint32_t got;			/* read */
+	bool writing;
+};
+
+struct copy_pipe {
+	struct rdax_file *src, *dst;
+	struct rdax_conn *sc, *dc;
+	uint64_t src_off, dst_off;
+	struct copy_slot *slot;
+	uint8_t *mem;
+	unsigned int depth, head, n;
+	size_t chunk;
+	int err;
+};
+
+/* Both connections' events (one epoll set each); -ETIMEDOUT when none came. */
+static int copy_progress(struct copy_pipe *p, int timeout_ms)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = p->sc->epfd, .events = POLLIN },
+		{ .fd = p->dc->epfd, .events = POLLIN },
+	};
+	int n, ret, ret2;
+
+	if (p->sc == p->dc)
+		return cli_progress(p->sc, timeout_ms);
+	n = poll(pfd, 2, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	ret = cli_progress(p->sc, 0);
+	ret2 = cli_progress(p->dc, 0);
+	if (ret == -ETIMEDOUT)
+		ret = 0;
+	if (ret2 == -ETIMEDOUT)
+		ret2 = 0;
+	if (ret || ret2)
+		return ret ? ret : ret2;
+	return n ? 0 : -ETIMEDOUT;
+}
+
+static void copy_fail(struct copy_pipe *p, struct copy_slot *sl)
+{
+	struct cli_io *io = &sl->io;
+
+	if (p->err)
+		return;
+	p->err = (int)io->res;
+	if (io->status)
+		cli_status(io->c, io->status, io->op == RDAX_OP_READ ? "read" : "write",
+			   io->f->path);
+}
+
+static int copy_issue(struct copy_pipe *p, struct copy_slot *sl, bool write)
+{
+	struct cli_io *io = &sl->io;
+
+	io->c = write ? p->dc : p->sc;
+	io->f = write ? p->dst : p->src;
+	io->op = write ? RDAX_OP_WRITE : RDAX_OP_READ;
+	io->len = write ? sl->got : sl->len;
+	io->off = (write ? p->dst_off : p->src_off) + sl->pos;
+	sl->writing = write;
+	io->c->stats.round_trips++;
+	return io_start(io->c, io);
+}
+
+/* A READ that came back goes out as a WRITE; a WRITE done frees its slot. */
+static void copy_step(struct copy_pipe *p, struct copy_slot *sl, bool *src_end)
+{
+	if (sl->writing || !sl->io.done)
+		return;
+	if (sl->io.res < 0) {
+		copy_fail(p, sl);
+		return;
+	}
+	sl->got = (uint32_t)sl->io.res;
+	if (sl->got < sl->len)
+		*src_end = true;
+	if (!sl->got || p->err)
+		return;
+	if (copy_issue(p, sl, true) && !p->err)
+		p->err = -EIO;
+}
+
+static int copy_pipe_run(struct copy_pipe *p, uint64_t len, uint64_t *done,
+			 int (*report)(void *arg, uint64_t done), void *arg)
+{
+	struct rdax_conn *sc = p->sc;
+	uint64_t issued = 0;
+	bool src_end = false, stop = false;
+	unsigned int i;
+	int ret;
+
+	while (p->n || (!stop && !p->err && !src_end && issued < len)) {
+		/* READs in file order, as many as the slots hold */
+		while (!stop && !p->err && !src_end && issued < len && p->n < p->depth &&
+		       (!p->n || cli_credits_total(sc))) {
+			struct copy_slot *sl = &p->slot[(p->head + p->n) % p->depth];
+			uint64_t want = len - issued < p->chunk ? len - issued : p->chunk;
+
+			sl->pos = issued;
+			sl->len = cli_io_chunk(sc, false, (size_t)want);
+			sl->got = 0;
+			ret = copy_issue(p, sl, false);
+			if (ret) {
+				p->err = ret;
+				break;
+			}
+			issued += sl->len;
+			p->n++;
+		}
+		for (i = 0; i < p->n; i++)
+			copy_step(p, &p->slot[(p->head + i) % p->depth], &src_end);
+		/* retire in order: the prefix written */
+		while (p->n) {
+			struct copy_slot *sl = &p->slot[p->head];
+
+			if (!sl->io.done || (!sl->writing && sl->got && !p->err))
+				break;
+			if (sl->writing && sl->io.res < 0)
+				copy_fail(p, sl);
+			if (!p->err && !stop) {
+				if (sl->writing && (uint32_t)sl->io.res < sl->got) {
+					p->err = cli_err(p->dc, -EIO, "short write to %s", p->dst->path);
+				} else if (sl->got) {
+					*done += sl->got;
+					if (report) {
+						ret = report(arg, *done);
+						if (ret)
+							p->err = ret;
+					}
+				}
+				if (sl->got < sl->len)
+					stop = true;	/* the end of the source */
+			}
+			p->head = (p->head + 1) % p->depth;
+			p->n--;
+		}
+		if (!p->n)
+			continue;	/* the loop's test: more to read, or done */
+		ret = copy_progress(p, sc->cfg.timeout_ms);
+		if (ret == -ETIMEDOUT) {
+			cli_err(sc, ret, "%s did not answer within %d ms", sc->host,
+				sc->cfg.timeout_ms);
+			cli_engine_stop_inflight(p->sc, ret);
+			if (p->dc != p->sc)
+				cli_engine_stop_inflight(p->dc, ret);
+		}
+		if (ret && !p->err)
+			p->err = ret;
+	}
+	return p->err;
+}
+
+int cli_copy_pipe(struct rdax_file *src, uint64_t src_off, struct rdax_file *dst,
+		  uint64_t dst_off, uint64_t len, uint64_t *done,
+		  int (*report)(void *arg, uint64_t done), void *arg)
+{
+	struct copy_pipe p = {
+		.src = src, .dst = dst, .sc = src->t->c, .dc = dst->t->c,
+		.src_off = src_off, .dst_off = dst_off,
+	};
+	uint32_t held, per;
+	size_t wmax;
+	unsigned int i;
+	int ret;
+
+	if (!len)
+		return 0;
+	p.chunk = cli_io_chunk(p.sc, false, COPY_CHUNK);
+	wmax = cli_io_chunk(p.dc, true, COPY_CHUNK);
+	if (wmax < p.chunk)
+		p.chunk = wmax;
+	if (p.chunk > len)
+		p.chunk = (size_t)len;
+	/* as many pieces in flight as the credits held on both sides pay for */
+	per = smb2_credit_charge_for(p.chunk);
+	held = cli_credits_total(p.sc);
+	if (cli_credits_total(p.dc) < held)
+		held = cli_credits_total(p.dc);
+	p.depth = held / (per ? per : 1);
+	p.depth = p.depth < 2 ? 2 : p.depth > COPY_PIPE ? COPY_PIPE : p.depth;
+	p.slot = calloc(p.depth, sizeof(*p.slot));
+	p.mem = malloc(p.chunk * p.depth);
+	if (!p.slot || !p.mem) {
+		ret = cli_err(p.dc, -ENOMEM, "copy to %s: out of memory", dst->path);
+		goto out_free;
+	}
+	for (i = 0; i < p.depth; i++)
+		p.slot[i].io.buf = p.mem + i * p.chunk;
+	ret = copy_pipe_run(&p, len, done, report, arg);
+out_free:
+	free(p.mem);
+	free(p.slot);
+	return ret;
 }
 
 /* ---- the asynchronous queue ---- */

@@ -79,6 +79,7 @@ void srv_rbuf_put(struct srv_rbuf *rb)
 	rb->hold_open = NULL;
 	rb->xb.tail = NULL;
 	rb->xb.tail_len = 0;
+	rb->xb.tail_file = false;
 
 	if (w->rb_free_count >= RB_POOL_MAX || rb->cap > RB_KEEP_MAX) {
 		free(rb->mem);

@@ -1160,6 +1160,49 @@ static int read_from_mapping(struct srv_req *req, struct srv_open *o,
 	return 0;
 }
 
+/*
+ * Posix share over TCP: a READ of a plain file goes from the page cache
+ * to the socket (the transport's file segment, sendfile) with no copy
+ * into the response, under the same conditions as read_from_mapping.
+ * 0 = answered, 1 = not here.
+ */
+static int read_from_file(struct srv_req *req, struct srv_open *o,
+			  const struct smb2_read_req *r)
+{
+	struct srv_session *s = req->sess;
+	struct smb2_read_rsp rsp = { 0 };
+	struct srv_rbuf *rb = req->rb;
+	struct stat st;
+	uint64_t n;
+
+	if (req->conn->x->rdma || !o->file || o->file->stream || o->file->dax ||
+	    o->fd < 0 || !req->single || req->encrypted || r->length < SRV_ZC_READ_MIN ||
+	    rb->hold_open || (s && s->have_key &&
+			      (s->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED)))
+		return 1;
+	if (fstat(o->fd, &st) || !S_ISREG(st.st_mode) || r->offset >= (uint64_t)st.st_size)
+		return 1;		/* EOF and errors: the copy path says it */
+	n = (uint64_t)st.st_size - r->offset;
+	if (n > r->length)
+		n = r->length;
+	if (n < r->minimum || n < SRV_ZC_READ_MIN || srv_req_room(req, 16))
+		return 1;
+	rsp.data_offset = SMB2_READ_RSP_DATA_OFF;
+	rsp.data_length = (uint32_t)n;
+	smb2_read_rsp_encode(&req->w, &rsp);
+	rb->xb.tail = NULL;
+	rb->xb.tail_file = true;
+	rb->xb.tail_fd = o->fd;
+	rb->xb.tail_off = r->offset;
+	rb->xb.tail_len = (size_t)n;
+	rb->hold_open = o;	/* its descriptor stays open until sent */
+	srv_open_ref(o);
+	o->position = r->offset + n;
+	srv_req_count_io(req, false, n);
+	req->conn->stats.tcp_zero_copy_bytes += n;
+	return 0;
+}
+
 /* A READ of a named pipe: the next response fragment, or what fits of it. */
 static int pipe_read(struct srv_req *req, struct srv_open *o,
 		     const struct smb2_read_req *r)
@@ -1213,6 +1256,8 @@ int smb_read(struct srv_req *req)
 	if (r.length > SMB2_MAX_IO_SIZE)
 		return -EINVAL;
 	ret = read_from_mapping(req, o, &r);
+	if (ret > 0)
+		ret = read_from_file(req, o, &r);
 	if (ret <= 0)
 		return ret;
 	ret = srv_req_room(req, 16 + (size_t)r.length);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,11 +52,11 @@ struct tcp_xprt {
  * writev() for sockets without SIGPIPE: a peer that went away is an
  * EPIPE for the caller, not a signal that kills a library's host process.
  */
-static ssize_t send_iov(int fd, struct iovec *iov, int cnt)
+static ssize_t send_iov(int fd, struct iovec *iov, int cnt, int flags)
 {
 	struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
 
-	return sendmsg(fd, &m, MSG_NOSIGNAL);
+	return sendmsg(fd, &m, MSG_NOSIGNAL | flags);
 }
 
 static int tcp_set_events(struct tcp_xprt *t)
@@ -76,6 +77,29 @@ static int tcp_set_events(struct tcp_xprt *t)
 	return 0;
 }
 
+/*
+ * The file part of a buffer at the head, from the page cache with no
+ * copy: bytes sent, 0 when the socket is full, or a negative errno. A
+ * file cut short meanwhile is padded with zeros (the length is on the
+ * wire already), as a READ racing a truncate may see.
+ */
+static ssize_t send_file_tail(struct tcp_xprt *t, struct xbuf *b, size_t head)
+{
+	static const uint8_t zeros[4096];
+	size_t done = b->off - head, left = b->tail_len - done;
+	off_t pos = (off_t)(b->tail_off + done);
+	ssize_t n;
+
+	n = sendfile(t->x.fd, b->tail_fd, &pos, left);
+	if (n == 0)	/* the file ended */
+		n = send(t->x.fd, zeros, left < sizeof(zeros) ? left : sizeof(zeros),
+			 MSG_NOSIGNAL);
+	/* a read error of the file too: the connection goes, no data is made up */
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	return n;
+}
+
 static int tcp_flush(struct tcp_xprt *t)
 {
 	struct iovec iov[64];
@@ -84,8 +108,17 @@ static int tcp_flush(struct tcp_xprt *t)
 	int cnt;
 
 	while (t->tx_head) {
+		b = t->tx_head;
+		if (b->tail_file && b->off >= b->len + TCP_FRAME) {
+			n = send_file_tail(t, b, b->len + TCP_FRAME);
+			if (n < 0)
+				return n;
+			if (n == 0)
+				break;
+			goto sent;
+		}
 		cnt = 0;
-		for (b = t->tx_head; b && cnt < 63; b = b->next) {
+		for (; b && cnt < 63; b = b->next) {
 			size_t head = b->len + TCP_FRAME;
 
 			if (b->off < head) {
@@ -93,6 +126,9 @@ static int tcp_flush(struct tcp_xprt *t)
 				iov[cnt].iov_len = head - b->off;
 				cnt++;
 			}
+			/* a file's part goes by itself, after the head */
+			if (b->tail_file)
+				break;
 			if (b->tail_len) {
 				size_t t0 = b->off > head ? b->off - head : 0;
 
@@ -101,7 +137,7 @@ static int tcp_flush(struct tcp_xprt *t)
 				cnt++;
 			}
 		}
-		n = send_iov(t->x.fd, iov, cnt);
+		n = send_iov(t->x.fd, iov, cnt, b && b->tail_file ? MSG_MORE : 0);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -109,6 +145,7 @@ static int tcp_flush(struct tcp_xprt *t)
 				break;
 			return -errno;
 		}
+sent:
 		t->x.stats.bytes_out += (uint64_t)n;
 		t->tx_queued -= (size_t)n;
 		while (n > 0) {
@@ -563,7 +600,7 @@ int tcp_send_msg(int fd, const struct iovec *iov, int iovcnt)
 	cnt = iovcnt + 1;
 	i = 0;
 	while (i < cnt) {
-		ssize_t n = send_iov(fd, v + i, cnt - i);
+		ssize_t n = send_iov(fd, v + i, cnt - i, 0);
 
 		if (n < 0) {
 			if (errno == EINTR)

@@ -34,6 +34,14 @@ struct xbuf {
 	/* optional second segment, sent after data without a copy */
 	const uint8_t *tail;
 	size_t tail_len;
+	/*
+	 * TCP only: the second segment is tail_len bytes of file tail_fd at
+	 * tail_off instead (tail NULL), sent from the page cache (sendfile);
+	 * what the file no longer has when it goes is sent as zeros.
+	 */
+	bool tail_file;
+	int tail_fd;
+	uint64_t tail_off;
 };
 
 struct xprt;
