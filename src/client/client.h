@@ -27,6 +27,7 @@
  * trusted this long, as cifs.ko's closetimeo and actimeo default to.
  */
 #define CLI_CACHE_MS 1000
+#define CLI_PLACE_MIN (16u * 1024)	/* smaller READ data is copied */
 
 struct rdax_cfg {
 	enum rdax_transport transport;
@@ -79,6 +80,13 @@ struct cli_chain {
 	/* optional data sent after the last PDU without a copy */
 	const void *tail;
 	size_t tail_len;
+	/*
+	 * A lone READ over TCP: where its data may be received straight
+	 * from the socket (place_len bytes at place); placed: it was.
+	 */
+	void *place;
+	size_t place_len;
+	bool placed;
 	struct cli_rsp rsp[CLI_MAX_CHAIN];
 	size_t rsp_off[CLI_MAX_CHAIN];
 	/* 3.1.1 preauth hash to extend with the request as sent */

@@ -739,6 +739,41 @@ static bool clear_break(const uint8_t *msg, size_t len)
 	       h.flags & SMB2_FLAGS_SERVER_TO_REDIR;
 }
 
+/*
+ * TCP: the response to a lone READ, unsigned and in clear, is received
+ * straight into the reader's buffer (the transport asks once the header
+ * and the READ's fixed part are in), not copied there from the message.
+ */
+static int read_place(void *arg, const uint8_t *msg, size_t have, size_t total,
+		      struct xprt_place *p)
+{
+	struct cli_chan *chan = arg;
+	struct cli_chain *ch;
+	struct smb2_hdr h;
+	uint32_t doff, dlen;
+	int i;
+
+	if (chan->c->signing || chan->c->encrypt || have < SMB2_READ_RSP_DATA_OFF ||
+	    get_le32(msg) != SMB2_PROTO_ID || smb2_hdr_decode(msg, have, &h) ||
+	    h.command != SMB2_READ || h.next_command || h.status ||
+	    (h.flags & (SMB2_FLAGS_SIGNED | SMB2_FLAGS_SERVER_TO_REDIR)) !=
+	    SMB2_FLAGS_SERVER_TO_REDIR || get_le16(msg + SMB2_HDR_SIZE) != 17)
+		return 0;
+	ch = find_chain(chan, h.message_id, &i);
+	if (!ch || !ch->place || ch->n != 1)
+		return 0;
+	doff = msg[SMB2_HDR_SIZE + 2];
+	dlen = get_le32(msg + SMB2_HDR_SIZE + 4);
+	if (doff < SMB2_READ_RSP_DATA_OFF || doff > total || dlen > total - doff ||
+	    dlen > ch->place_len)
+		return 0;
+	p->off = doff;
+	p->len = dlen;
+	p->dst = ch->place;
+	p->cookie = ch;
+	return 0;
+}
+
 /* One message from the server: match its PDUs to chains by MessageId. */
 static int on_msg(void *arg, uint8_t *msg, size_t len)
 {
@@ -799,6 +834,7 @@ static int on_msg(void *arg, uint8_t *msg, size_t len)
 		ch->rsp[i].hdr = h;
 		ch->rsp[i].status = h.status;
 		ch->rsp[i].done = true;
+		ch->placed = chan->xp->placed.len && chan->xp->placed.cookie == ch;
 		if (ch->on_pdu) {
 			ch->rsp[i].pdu = msg + off;
 			ch->rsp[i].len = plen;
@@ -1188,6 +1224,11 @@ struct cli_chan *cli_chan_add(struct rdax_conn *c, struct xprt *x, const char *p
 	snprintf(chan->peer, sizeof(chan->peer), "%s", peer && *peer ? peer : x->peer);
 	x->upper = chan;
 	x->on_msg = on_msg;
+	if (!x->rdma) {
+		x->place = read_place;
+		x->place_peek = SMB2_READ_RSP_DATA_OFF;
+		x->place_min = SMB2_READ_RSP_DATA_OFF + CLI_PLACE_MIN;
+	}
 	return chan;
 }
 

@@ -70,7 +70,9 @@ static void io_on_pdu(struct cli_chain *ch, int i, const uint8_t *pdu, size_t le
 			got = rd.data_length;
 			if (got > io->len)
 				goto bad;
-			memcpy(io->buf, rd.data.p, got);
+			/* received into buf already (read_place), or copied now */
+			if (!ch->placed)
+				memcpy(io->buf, rd.data.p, got);
 			c->inline_bytes += got;
 		}
 		c->stats.bytes_read += got;
@@ -133,6 +135,7 @@ static int io_encode(struct cli_chain *ch, struct cli_chan *chan)
 	int ret;
 
 	cli_rdma_finish(c, &io->r);
+	ch->place = NULL;
 	ret = cli_rdma_prepare(c, chan, io->buf, io->len, io->op == RDAX_OP_READ, &io->r);
 	if (ret)
 		return ret;
@@ -145,6 +148,10 @@ static int io_encode(struct cli_chain *ch, struct cli_chan *chan)
 	if (io->op == RDAX_OP_READ) {
 		struct smb2_read_req r = { .length = io->len, .offset = io->off, .fid = f->fid };
 
+		if (!io->r.channel) {
+			ch->place = io->buf;
+			ch->place_len = io->len;
+		}
 		if (io->r.channel) {
 			r.channel = io->r.channel;
 			r.channel_info.p = io->di;
