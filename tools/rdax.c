@@ -534,11 +534,16 @@ static int pipe_wait_head(struct pipe *p)
 static int pipe_fail(struct pipe *p, const struct pipe_slot *sl, int err)
 {
 	const char *why = rdax_errmsg(p->s->conn);
+	char shortw[64];
 
-	if (sl && sl->status)
+	if (sl && sl->status) {
 		why = rdax_status_str(sl->status);
-	else if (!why || !*why)
+	} else if (sl && sl->res >= 0) {
+		snprintf(shortw, sizeof(shortw), "only %lld bytes written", (long long)sl->res);
+		why = shortw;
+	} else if (!why || !*why) {
 		why = strerror(-err);
+	}
 	fprintf(stderr, "%s: %s: %s", prog, p->s->urlstr, p->op == RDAX_OP_READ ? "read" : "write");
 	if (sl)
 		fprintf(stderr, " of %zu bytes at %llu", sl->len, (unsigned long long)sl->off);
@@ -928,8 +933,10 @@ static int cp_across(const struct opts *o, const char *url, const char *dst_url)
 		if (n <= 0) {
 			if (n == 0)
 				fprintf(stderr, "%s: %s: file shrank during the copy\n", prog, url);
+			else if (rdax_last_status(d.conn))
+				fail(&d, (int)n, dst_url);	/* the destination refused */
 			else
-				fail(rdax_last_status(d.conn) ? &d : &s, (int)n, url);
+				fail(&s, (int)n, url);
 			goto out_close;
 		}
 		off += (uint64_t)n;
