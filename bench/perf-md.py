@@ -184,6 +184,9 @@ def tcp(doc, path):
                    "/".join(servers * 2), os.path.relpath(path)))
     jobs = {(j["server"], j["workload"]): j for j in doc.get("jobs", [])}
     ratio = {(r["workload"], r["metric"]): r.get("ratio") for r in doc.get("ratios", [])}
+    to_wire = {r["workload"]: r.get("ratio_wire") for r in doc.get("ratios", [])
+               if "ratio_wire" in r}
+    wire = doc.get("wire")
     wls = []
     for j in doc.get("jobs", []):
         if j["workload"] not in wls:
@@ -193,8 +196,9 @@ def tcp(doc, path):
             ("client CPU/I/O", "client_cpu_us_per_io")]
     out.append("| workload | " + " | ".join("%s %s | %s | %s/%s" % (c, subj, base, subj, base)
                                             for c, _ in cols[:1]) +
-               " | " + " | ".join("%s %s/%s" % (c, subj, base) for c, _ in cols[1:]) + " |")
-    out.append("|---|" + "---:|" * (3 + len(cols) - 1))
+               " | " + " | ".join("%s %s/%s" % (c, subj, base) for c, _ in cols[1:]) + " |" +
+               (" %s/wire (iperf3) |" % subj if wire else ""))
+    out.append("|---|" + "---:|" * (3 + len(cols) - 1 + (1 if wire else 0)))
     for w in wls:
         a, b = jobs.get((subj, w)), jobs.get((base, w))
         any_j = a or b
@@ -209,12 +213,17 @@ def tcp(doc, path):
         cells = [thr(a), thr(b), _r(ratio.get((w, key)))]
         for _, k in cols[1:]:
             cells.append(_r(ratio.get((w, k))))
+        if wire:
+            cells.append(_r(to_wire.get(w)) if w in to_wire else "")
         out.append("| %s | %s |" % (w, " | ".join(cells)))
     out.append("")
     out.append("Ratios are %s/%s: above 1 is better for throughput, below 1 is better for "
                "latency (fio clat percentiles) and for CPU time per I/O (server: utime+stime "
                "of the server's processes; client: fio's usr+sys). Absolute latencies, CPU "
                "times and the spread of the runs: `build/bench/tcp.md`." % (subj, base))
+    if wire:
+        out[-1] += (" The wire is iperf3's single TCP stream on loopback over the same "
+                    "time, %.0f MiB/s (median of the runs)." % (wire["bw_bytes"] / 1048576))
     if doc.get("notes"):
         out.append("")
         out.append("Notes: " + "; ".join(doc["notes"]) + ".")

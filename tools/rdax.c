@@ -429,7 +429,17 @@ struct pipe {
 	unsigned int head, n;		/* slots in flight or waiting, from head */
 	uint8_t *mem;
 	struct pipe_slot slot[PIPE_MAX];
+	/* librdax's message of the first error: the next call clears it */
+	char why[256];
 };
+
+static void pipe_note(struct pipe *p)
+{
+	const char *m = rdax_errmsg(p->s->conn);
+
+	if (!p->why[0] && m && *m)
+		snprintf(p->why, sizeof(p->why), "%s", m);
+}
 
 /*
  * As many requests in flight as the credits the server granted pay for
@@ -497,6 +507,7 @@ static int pipe_submit(struct pipe *p, struct pipe_slot *sl, uint64_t off, size_
 	sl->len = len;
 	sl->done = false;
 	ret = rdax_submit(p->q, &io, 1);
+	pipe_note(p);
 	if (ret < 0)
 		return ret;
 	if (ret != 1)
@@ -513,6 +524,7 @@ static int pipe_wait_head(struct pipe *p)
 
 	while (!p->slot[p->head].done) {
 		n = rdax_reap(p->q, cqe, PIPE_MAX, 1, -1);
+		pipe_note(p);
 		if (n < 0)
 			return n;
 		for (i = 0; i < n; i++) {
@@ -533,7 +545,7 @@ static int pipe_wait_head(struct pipe *p)
  */
 static int pipe_fail(struct pipe *p, const struct pipe_slot *sl, int err)
 {
-	const char *why = rdax_errmsg(p->s->conn);
+	const char *why = p->why;
 	char shortw[64];
 
 	if (sl && sl->status) {

@@ -1004,13 +1004,17 @@ void cli_chains_fixup(struct rdax_conn *c,
 		list_for_each_safe(pos, tmp, lists[k]) {
 			struct cli_chain *ch = list_entry(pos, struct cli_chain, link);
 
-			for (i = 0, ret = 0; ch->tb && i < ch->n && !ret; i++) {
+			/*
+			 * READ/WRITE are built when they go: the hook looks,
+			 * whatever their buffer holds (nothing yet, while one
+			 * waits for credits, or what its last channel took)
+			 */
+			for (i = 0, ret = 0; !ch->encode && ch->tb && i < ch->n && !ret; i++) {
 				size_t end = i + 1 < ch->n ? ch->off[i + 1] : ch->len;
 
 				ret = fix(arg, ch, tb_base(ch->tb) + ch->off[i], end - ch->off[i]);
 			}
-			/* READ/WRITE are built when they go: the hook looks */
-			if (!ret && !ch->tb && ch->encode)
+			if (!ret && ch->encode)
 				ret = fix(arg, ch, NULL, 0);
 			if (ret)
 				chain_finish(c, ch, ret);
