@@ -236,6 +236,12 @@ struct rdax_stat {
 	struct timespec mtime;
 	struct timespec ctime;
 	struct timespec btime;
+	/* with the SMB3 POSIX extensions (posix true): st_mode-style type and
+	 * permission bits, the Unix owner and group (since 0.5) */
+	uint32_t mode;
+	uint32_t uid;
+	uint32_t gid;
+	bool posix;
 };
 
 /*
@@ -264,6 +270,18 @@ RDAX_API int rdax_rename(struct rdax_tree *t, const char *from, const char *to,
 RDAX_API int rdax_truncate(struct rdax_tree *t, const char *path, uint64_t size);
 /* Create if missing, else update the modification time. */
 RDAX_API int rdax_touch(struct rdax_tree *t, const char *path);
+
+/*
+ * SMB3 POSIX extensions (rdax_posix(3)): a symlink at path pointing to
+ * target (relative, beneath the share); its target read back into buf
+ * (NUL-terminated; the length); the permission bits of path set to mode.
+ * -EOPNOTSUPP where the server has no POSIX extensions for the share.
+ */
+RDAX_API int rdax_symlink(struct rdax_tree *t, const char *target, const char *path);
+RDAX_API ssize_t rdax_readlink(struct rdax_tree *t, const char *path, char *buf, size_t len);
+RDAX_API int rdax_chmod(struct rdax_tree *t, const char *path, uint32_t mode);
+/* Whether the connection negotiated the SMB3 POSIX extensions. */
+RDAX_API bool rdax_conn_posix(const struct rdax_conn *c);
 
 struct rdax_dir;
 

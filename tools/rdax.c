@@ -37,6 +37,8 @@ struct opts {
 	bool no_durable;		/* no durable handle, no reconnect */
 	unsigned int channels;		/* SMB3 multichannel: channels wanted */
 	int rdma_channels;		/* SMB-Direct channels first: 1, 0 never, -1 auto */
+	bool symbolic;			/* ln -s */
+	bool long_list;			/* ls -l */
 };
 
 struct session {
@@ -64,7 +66,8 @@ static void usage(FILE *f)
 "            CMD smb://HOST[:PORT]/SHARE/PATH ...\n"
 "\n"
 "commands:\n"
-"  ls URL               list a directory\n"
+"  ls [-l] URL          list a directory (-l: modes, owners, links; with the\n"
+"                       SMB3 POSIX extensions)\n"
 "  get URL [LOCAL]      download a file (LOCAL '-' is stdout)\n"
 "  put LOCAL URL        upload a file\n"
 "  cat URL              print a file\n"
@@ -74,6 +77,9 @@ static void usage(FILE *f)
 "  mkdir URL            create a directory\n"
 "  rmdir URL            delete an empty directory\n"
 "  mv URL NEWPATH       rename within the share (NEWPATH or a URL)\n"
+"  ln -s TARGET URL     make a symlink (SMB3 POSIX extensions)\n"
+"  readlink URL         print a symlink's target\n"
+"  chmod MODE URL       set the permission bits (octal)\n"
 "  cp URL DEST          copy a file (DEST a URL or a path on the same share);\n"
 "                       server-side on one share, else through this client\n"
 "  bench meta URL       time touch, stat, restat (stat again), truncate, mv, rm,\n"
@@ -373,7 +379,49 @@ static void fmt_time(const struct timespec *ts, char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
-static int cmd_ls(const struct opts *o, const char *url)
+/* "drwxr-xr-x": the type and permission bits of a POSIX mode */
+static void fmt_mode(uint32_t mode, char *out)
+{
+	static const char rwx[] = "rwxrwxrwx";
+	int i;
+
+	out[0] = S_ISDIR(mode) ? 'd' : S_ISLNK(mode) ? 'l' : '-';
+	for (i = 0; i < 9; i++)
+		out[1 + i] = mode & (0400u >> i) ? rwx[i] : '-';
+	if (mode & S_ISUID)
+		out[3] = mode & S_IXUSR ? 's' : 'S';
+	if (mode & S_ISGID)
+		out[6] = mode & S_IXGRP ? 's' : 'S';
+	if (mode & S_ISVTX)
+		out[9] = mode & S_IXOTH ? 't' : 'T';
+	out[10] = 0;
+}
+
+static void print_long(struct session *s, const struct rdax_dirent *ent, const char *tbuf)
+{
+	char mbuf[12], target[4096], path[5200];
+	ssize_t n;
+
+	if (!ent->st.posix) {
+		printf("%s %3u %5s %5s %12llu  %s  %s%s\n", ent->st.is_dir ? "d?????????" :
+		       "-?????????", ent->st.nlink, "?", "?", (unsigned long long)ent->st.size,
+		       tbuf, ent->name, ent->st.is_dir ? "/" : "");
+		return;
+	}
+	fmt_mode(ent->st.mode, mbuf);
+	printf("%s %3u %5u %5u %12llu  %s  %s", mbuf, ent->st.nlink, ent->st.uid, ent->st.gid,
+	       (unsigned long long)ent->st.size, tbuf, ent->name);
+	if (S_ISLNK(ent->st.mode)) {
+		snprintf(path, sizeof(path), "%s%s%s", s->url.path, *s->url.path ? "/" : "",
+			 ent->name);
+		n = rdax_readlink(s->tree, path, target, sizeof(target));
+		if (n >= 0)
+			printf(" -> %s", target);
+	}
+	printf("%s\n", ent->st.is_dir ? "/" : "");
+}
+
+static int cmd_ls(const struct opts *o, const char *url, bool lng)
 {
 	struct session s;
 	struct rdax_dirent ent;
@@ -392,6 +440,10 @@ static int cmd_ls(const struct opts *o, const char *url)
 	}
 	while ((ret = rdax_readdir(d, &ent)) == 1) {
 		fmt_time(&ent.st.mtime, tbuf, sizeof(tbuf));
+		if (lng) {
+			print_long(&s, &ent, tbuf);
+			continue;
+		}
 		printf("%c %12llu  %s  %s%s\n", ent.st.is_dir ? 'd' : '-',
 		       (unsigned long long)ent.st.size, tbuf, ent.name,
 		       ent.st.is_dir ? "/" : "");
@@ -842,6 +894,9 @@ static int cmd_path_op(const struct opts *o, const char *cmd, const char *url,
 			       (unsigned long long)st.alloc_size, st.nlink,
 			       (unsigned long long)st.ino);
 			printf("  Attributes: 0x%08x\n", st.attributes);
+			if (st.posix)
+				printf("  Mode: %04o  Uid: %u  Gid: %u\n", st.mode & 07777u, st.uid,
+				       st.gid);
 			fmt_time(&st.mtime, tbuf, sizeof(tbuf));
 			printf("  Modify: %s\n", tbuf);
 			fmt_time(&st.atime, tbuf, sizeof(tbuf));
@@ -849,6 +904,21 @@ static int cmd_path_op(const struct opts *o, const char *cmd, const char *url,
 			fmt_time(&st.ctime, tbuf, sizeof(tbuf));
 			printf("  Change: %s\n", tbuf);
 		}
+	} else if (!strcmp(cmd, "ln")) {
+		ret = rdax_symlink(s.tree, arg, s.url.path);
+	} else if (!strcmp(cmd, "readlink")) {
+		char target[4096];
+		ssize_t n = rdax_readlink(s.tree, s.url.path, target, sizeof(target));
+
+		ret = n < 0 ? (int)n : 0;
+		if (!ret)
+			printf("%s\n", target);
+	} else if (!strcmp(cmd, "chmod")) {
+		char *end;
+		unsigned long m = strtoul(arg, &end, 8);
+
+		ret = *arg && !*end && m <= 07777 ? rdax_chmod(s.tree, s.url.path, (uint32_t)m)
+						 : -EINVAL;
 	} else if (!strcmp(cmd, "rm")) {
 		ret = rdax_unlink(s.tree, s.url.path);
 	} else if (!strcmp(cmd, "mkdir")) {
@@ -1422,7 +1492,7 @@ static int run(int argc, char **argv, char **args)
 	 * over in order (code 1), whatever POSIXLY_CORRECT says; "--" ends
 	 * the options.
 	 */
-	while ((c = getopt_long(argc, argv, "-u:A:gt:qVh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "-u:A:gt:qVhsl", lopts, NULL)) != -1) {
 		switch (c) {
 		case 1:
 			args[nargs++] = optarg;
@@ -1511,6 +1581,12 @@ static int run(int argc, char **argv, char **args)
 		case 'q':
 			o.quiet = true;
 			break;
+		case 's':
+			o.symbolic = true;
+			break;
+		case 'l':
+			o.long_list = true;
+			break;
 		case 'V':
 			printf("rdax %s\n", rdax_version());
 			return 0;
@@ -1532,7 +1608,13 @@ static int run(int argc, char **argv, char **args)
 	nargs--;
 
 	if (!strcmp(cmd, "ls") && nargs == 1)
-		return cmd_ls(&o, args[0]);
+		return cmd_ls(&o, args[0], o.long_list);
+	if (!strcmp(cmd, "ln") && nargs == 2 && o.symbolic)
+		return cmd_path_op(&o, "ln", args[1], args[0]);
+	if (!strcmp(cmd, "chmod") && nargs == 2)
+		return cmd_path_op(&o, "chmod", args[1], args[0]);
+	if (!strcmp(cmd, "readlink") && nargs == 1)
+		return cmd_path_op(&o, "readlink", args[0], NULL);
 	if (!strcmp(cmd, "get") && (nargs == 1 || nargs == 2))
 		return cmd_get(&o, args[0], nargs == 2 ? args[1] : NULL, false);
 	if (!strcmp(cmd, "cat") && nargs == 1)

@@ -9,6 +9,7 @@
 #include "client/credits.h"
 #include "crypto/crypto.h"
 #include "mem/mem.h"
+#include "proto/posix.h"
 #include "proto/smb2.h"
 #include "proto/smbd.h"
 #include "transport/transport.h"
@@ -209,6 +210,7 @@ struct rdax_conn {
 	struct rdax_buf *bufs;
 	char host[256];
 	unsigned int port;
+	bool posix;			/* SMB3 POSIX extensions negotiated */
 	uint16_t dialect;
 	uint16_t cipher;
 	uint16_t sign_alg;
@@ -435,6 +437,12 @@ extern const struct smb2_fid cli_related_fid;
 
 int cli_add_create(struct rdax_tree *t, struct cli_chain *ch,
 		   const struct cli_create_args *a);
+/* posix.c: the stat of a path or handle as FilePosixInformation */
+struct rdax_stat;
+int cli_posix_stat_decode(struct rdax_conn *c, const struct cli_rsp *rsp,
+			  struct rdax_stat *st);
+void cli_posix_stat_fill(const struct fscc_info *fi, const struct posix_info *pi,
+			 struct rdax_stat *st);
 int cli_add_close(struct rdax_tree *t, struct cli_chain *ch,
 		  const struct smb2_fid *fid, uint16_t flags);
 int cli_add_set_info(struct rdax_tree *t, struct cli_chain *ch,

@@ -906,6 +906,7 @@ void cli_negotiate_req(const struct rdax_conn *c, struct smb2_negotiate_req *r)
 	r->capabilities = SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_ENCRYPTION;
 	if (c->cfg.channels > 1)
 		r->capabilities |= SMB2_GLOBAL_CAP_MULTI_CHANNEL;
+	r->ctx.posix = true;	/* asked for always; used where answered */
 	if (c->cfg.leases)
 		r->capabilities |= SMB2_GLOBAL_CAP_LEASING | SMB2_GLOBAL_CAP_DIRECTORY_LEASING;
 	if (c->cfg.durable)
@@ -958,6 +959,7 @@ static int negotiate(struct rdax_conn *c, uint8_t *hint, size_t *hint_len)
 		return cli_err(c, -EPROTO, "server chose dialect 0x%04x we did not offer",
 			       rsp.dialect);
 	c->dialect = rsp.dialect;
+	c->posix = rsp.dialect == SMB2_DIALECT_311 && rsp.posix;
 	c->server_secmode = rsp.security_mode;
 	c->server_caps = rsp.capabilities;
 	memcpy(c->server_guid, rsp.server_guid, 16);

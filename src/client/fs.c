@@ -2,9 +2,11 @@
 /* librdax shares, files, directories and path operations. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "client/client.h"
@@ -285,6 +287,40 @@ static void stat_from_info(const struct fscc_info *fi, struct rdax_stat *st)
 	ts_from_filetime(fi->t.creation, &st->btime);
 }
 
+/* FilePosixInformation: the type from the attributes and the reparse tag. */
+void cli_posix_stat_fill(const struct fscc_info *fi, const struct posix_info *pi,
+			 struct rdax_stat *st)
+{
+	uint32_t type = S_IFREG;
+
+	stat_from_info(fi, st);
+	if (fi->attributes & FILE_ATTRIBUTE_DIRECTORY)
+		type = S_IFDIR;
+	else if (pi->reparse_tag == IO_REPARSE_TAG_SYMLINK)
+		type = S_IFLNK;
+	st->is_dir = type == S_IFDIR;
+	st->nlink = pi->nlink;
+	st->mode = type | (pi->mode & POSIX_PERM_MASK);
+	/* S-1-22-1-UID, S-1-22-2-GID: anything else is not a Unix id */
+	st->uid = pi->owner.auth == 22 && pi->owner.n == 2 ? pi->owner.sub[1] : (uint32_t)-1;
+	st->gid = pi->group.auth == 22 && pi->group.n == 2 ? pi->group.sub[1] : (uint32_t)-1;
+	st->posix = true;
+}
+
+int cli_posix_stat_decode(struct rdax_conn *c, const struct cli_rsp *rsp,
+			  struct rdax_stat *st)
+{
+	struct posix_info pi;
+	struct fscc_info fi;
+	struct smb2_buf out;
+
+	if (smb2_out_buf_rsp_decode(rsp->pdu, rsp->len, &out) ||
+	    posix_info_decode(out.p, out.len, &fi, &pi))
+		return cli_err(c, -EPROTO, "malformed QUERY_INFO response");
+	cli_posix_stat_fill(&fi, &pi, st);
+	return 0;
+}
+
 int cli_decode_all_info(struct rdax_conn *c, const struct cli_rsp *rsp,
 			struct rdax_stat *st)
 {
@@ -330,14 +366,16 @@ static int stat_plain(struct rdax_tree *t, const char *path, struct rdax_stat *s
 	ret = cli_add_create(t, &ch, &a);
 	if (!ret)
 		ret = cli_add_query_info(t, &ch, &cli_related_fid, SMB2_0_INFO_FILE,
-				     FileAllInformation, 4096);
+				     t->c->posix ? FilePosixInformation : FileAllInformation,
+				     4096);
 	if (!ret)
 		ret = cli_add_close(t, &ch, &cli_related_fid, 0);
 	ret = chain_run(t->c, &ch, ret);
 	if (!ret)
 		ret = chain_result(t, &ch, 0, "stat", path);
 	if (!ret)
-		ret = cli_decode_all_info(t->c, &ch.rsp[1], st);
+		ret = t->c->posix ? cli_posix_stat_decode(t->c, &ch.rsp[1], st)
+				  : cli_decode_all_info(t->c, &ch.rsp[1], st);
 	return ret;
 }
 
@@ -351,7 +389,8 @@ int rdax_stat(struct rdax_tree *t, const char *path, struct rdax_stat *st)
 	int ret = -EAGAIN;
 
 	cli_begin(t->c);
-	if (cli_lease_ok(t, false) && !t->no_lease)
+	/* the lease cache keeps FileAllInformation: no modes in it */
+	if (cli_lease_ok(t, false) && !t->no_lease && !t->c->posix)
 		ret = cli_lease_stat(t, path, st);
 	if (ret == -EAGAIN)
 		ret = stat_plain(t, path, st);
@@ -718,18 +757,21 @@ int rdax_fstat(struct rdax_file *f, struct rdax_stat *st)
 	struct cli_chain ch;
 	int ret;
 
+	bool posix = f->t->c->posix;
+
 	cli_begin(f->t->c);
-	if (cli_lease_fstat_hit(f, st))
+	if (!posix && cli_lease_fstat_hit(f, st))
 		return 0;
 	cli_chain_init(f->t->c, &ch);
 	ret = cli_add_query_info(f->t, &ch, &f->fid, SMB2_0_INFO_FILE,
-			     FileAllInformation, 4096);
+			     posix ? FilePosixInformation : FileAllInformation, 4096);
 	ret = chain_run(f->t->c, &ch, ret);
 	if (!ret && ch.rsp[0].status)
 		ret = cli_status(f->t->c, ch.rsp[0].status, "stat", f->path);
 	if (!ret)
-		ret = cli_decode_all_info(f->t->c, &ch.rsp[0], st);
-	if (!ret)
+		ret = posix ? cli_posix_stat_decode(f->t->c, &ch.rsp[0], st)
+			    : cli_decode_all_info(f->t->c, &ch.rsp[0], st);
+	if (!ret && !posix)
 		cli_lease_fstat_fill(f, st);
 	return cli_done(f->t->c, ret, "stat", f->path);
 }
@@ -784,7 +826,7 @@ static int dir_fill(struct rdax_dir *d, bool create)
 	struct wcur w;
 	int ret, qi = 0;
 
-	r.info_class = FileIdBothDirectoryInformation;
+	r.info_class = c->posix ? FilePosixInformation : FileIdBothDirectoryInformation;
 	r.output_len = DIR_BUF;
 	r.fid = create ? cli_related_fid : d->fid;
 	/* every query carries the pattern: Samba rejects an empty one */
@@ -875,6 +917,7 @@ out_free:
 
 int rdax_readdir(struct rdax_dir *d, struct rdax_dirent *ent)
 {
+	struct posix_info pi;
 	struct fscc_info fi;
 	const uint8_t *name;
 	uint32_t nlen;
@@ -891,8 +934,11 @@ int rdax_readdir(struct rdax_dir *d, struct rdax_dirent *ent)
 			if (d->eof)
 				return 0;
 		}
-		ret = fscc_dirent_next(d->buf, d->len, &d->off,
-				       FileIdBothDirectoryInformation, &fi, &name, &nlen);
+		if (d->t->c->posix)
+			ret = posix_dirent_next(d->buf, d->len, &d->off, &fi, &pi, &name, &nlen);
+		else
+			ret = fscc_dirent_next(d->buf, d->len, &d->off,
+					       FileIdBothDirectoryInformation, &fi, &name, &nlen);
 		if (ret < 0)
 			return cli_err(d->t->c, -EPROTO, "malformed directory entry");
 		if (!ret) {
@@ -903,7 +949,10 @@ int rdax_readdir(struct rdax_dir *d, struct rdax_dirent *ent)
 			continue;
 		if (!strcmp(ent->name, ".") || !strcmp(ent->name, ".."))
 			continue;
-		stat_from_info(&fi, &ent->st);
+		if (d->t->c->posix)
+			cli_posix_stat_fill(&fi, &pi, &ent->st);
+		else
+			stat_from_info(&fi, &ent->st);
 		return 1;
 	}
 }
@@ -1006,4 +1055,50 @@ int rdax_url_parse(const char *url, struct rdax_url *u)
 int rdax_passdb_set(const char *file, const char *user, const char *password)
 {
 	return passdb_set(file, user, password);
+}
+
+/*
+ * Binaries built against 0.1-0.4 pass struct rdax_stat (and the one in
+ * struct rdax_dirent) without the POSIX fields: they get that much.
+ */
+#define STAT_V1_SIZE offsetof(struct rdax_stat, mode)
+
+int cli_stat_v1(struct rdax_tree *t, const char *path, struct rdax_stat *st);
+int cli_fstat_v1(struct rdax_file *f, struct rdax_stat *st);
+int cli_readdir_v1(struct rdax_dir *d, struct rdax_dirent *ent);
+__asm__(".symver cli_stat_v1, rdax_stat@RDAX_0.1");
+__asm__(".symver cli_fstat_v1, rdax_fstat@RDAX_0.1");
+__asm__(".symver cli_readdir_v1, rdax_readdir@RDAX_0.1");
+
+__attribute__((visibility("default"), used))
+int cli_stat_v1(struct rdax_tree *t, const char *path, struct rdax_stat *st)
+{
+	struct rdax_stat all;
+	int ret = rdax_stat(t, path, &all);
+
+	if (!ret)
+		memcpy(st, &all, STAT_V1_SIZE);
+	return ret;
+}
+
+__attribute__((visibility("default"), used))
+int cli_fstat_v1(struct rdax_file *f, struct rdax_stat *st)
+{
+	struct rdax_stat all;
+	int ret = rdax_fstat(f, &all);
+
+	if (!ret)
+		memcpy(st, &all, STAT_V1_SIZE);
+	return ret;
+}
+
+__attribute__((visibility("default"), used))
+int cli_readdir_v1(struct rdax_dir *d, struct rdax_dirent *ent)
+{
+	struct rdax_dirent all;
+	int ret = rdax_readdir(d, &all);
+
+	if (ret == 1)
+		memcpy(ent, &all, offsetof(struct rdax_dirent, st) + STAT_V1_SIZE);
+	return ret;
 }

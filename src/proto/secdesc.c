@@ -33,8 +33,7 @@ int sid_to_string(const struct sid *s, char *buf, size_t cap)
 	return len;
 }
 
-/* A SID at p (len bytes left): its size, or -EBADMSG. */
-static int sid_decode(const uint8_t *p, size_t len, struct sid *s)
+int sid_decode(const uint8_t *p, size_t len, struct sid *s)
 {
 	int i;
 
@@ -50,7 +49,7 @@ static int sid_decode(const uint8_t *p, size_t len, struct sid *s)
 	return 8 + 4 * s->n;
 }
 
-static void sid_encode(const struct sid *s, uint8_t *p)
+void sid_encode(const struct sid *s, uint8_t *p)
 {
 	int i;
 

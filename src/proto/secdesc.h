@@ -91,6 +91,9 @@ static inline size_t sid_size(const struct sid *s)
 /* S-1-auth-sub... into a SID. */
 void sid_make(struct sid *s, uint64_t auth, int n, const uint32_t *sub);
 bool sid_equal(const struct sid *a, const struct sid *b);
+/* A SID at p (len bytes left): its size, or -EBADMSG; and back (sid_size bytes). */
+int sid_decode(const uint8_t *p, size_t len, struct sid *s);
+void sid_encode(const struct sid *s, uint8_t *p);
 /* "S-1-22-1-1000" into buf; the length, as snprintf. */
 int sid_to_string(const struct sid *s, char *buf, size_t cap);
 

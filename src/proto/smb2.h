@@ -348,6 +348,8 @@ uint16_t smb2_credit_charge_for(uint64_t bytes);
 
 /* Generic error response, [MS-SMB2] 2.2.2. */
 void smb2_error_rsp_encode(struct wcur *w, const void *data, uint32_t len);
+/* The same with nctx SMB 3.1.1 error contexts in data (2.2.2.1). */
+void smb2_error_ctx_rsp_encode(struct wcur *w, uint8_t nctx, const void *data, uint32_t len);
 /* StructureSize of each request and response, 0 if unknown. */
 uint16_t smb2_req_structure_size(uint16_t cmd);
 uint16_t smb2_rsp_structure_size(uint16_t cmd);
@@ -394,6 +396,7 @@ struct smb2_negotiate_rsp {
 	uint16_t signing;		/* SMB2_SIGNING_*; only if sign_ctx */
 	bool sign_ctx;
 	bool preauth;
+	bool posix;			/* SMB2_POSIX_EXTENSIONS_AVAILABLE */
 	uint8_t salt[32];
 };
 
@@ -504,6 +507,9 @@ int smb2_create_ctx_parse(const uint8_t *p, size_t len,
 /* Append one context to a chain being built in w (start = chain start). */
 void smb2_create_ctx_add(struct wcur *w, size_t *prev_off, const char *tag,
 			 const void *data, uint32_t len);
+/* The same with a name of nlen bytes (a 16-byte GUID: the POSIX context). */
+void smb2_create_ctx_add_name(struct wcur *w, size_t *prev_off, const char *name,
+			      uint16_t nlen, const void *data, uint32_t len);
 
 /* ---- CLOSE [MS-SMB2] 2.2.15 / 2.2.16 ---- */
 

@@ -2,6 +2,7 @@
 /* SMB2 command bodies: requests and responses, both directions. */
 #include <errno.h>
 
+#include "proto/posix.h"
 #include "proto/smb2.h"
 
 /* A buffer given by offset/length from the header; absent when len 0. */
@@ -105,7 +106,12 @@ static int negctx_decode(const uint8_t *p, size_t len, uint32_t off,
 				c->signs[c->nsign++] = get_le16(d + 2 + 2 * j);
 			break;
 		case SMB2_POSIX_EXTENSIONS_AVAILABLE:
-			c->posix = true;
+			/* POSIX-SMB2 2.2.3.1.8: a list of the versions (GUIDs) asked for */
+			if (dlen % POSIX_CTX_TAG_LEN)
+				return -EBADMSG;
+			for (j = 0; j < dlen; j += POSIX_CTX_TAG_LEN)
+				if (!memcmp(d + j, POSIX_CTX_TAG, POSIX_CTX_TAG_LEN))
+					c->posix = true;
 			break;
 		case SMB2_NETNAME_NEGOTIATE_CONTEXT_ID:
 			c->has_netname = true;
@@ -205,6 +211,11 @@ void smb2_negotiate_req_encode(struct wcur *w, const struct smb2_negotiate_req *
 			wcur_le16(w, r->ctx.signs[i]);
 		nctx++;
 	}
+	if (r->ctx.posix) {
+		negctx_hdr(w, SMB2_POSIX_EXTENSIONS_AVAILABLE, POSIX_CTX_TAG_LEN);
+		wcur_bytes(w, POSIX_CTX_TAG, POSIX_CTX_TAG_LEN);
+		nctx++;
+	}
 	if (!w->err)
 		put_le16(w->p + ctx_off_pos + 4, nctx);
 }
@@ -245,6 +256,7 @@ int smb2_negotiate_rsp_decode(const uint8_t *p, size_t len,
 	r->cipher = c.ncipher ? c.ciphers[0] : 0;
 	r->sign_ctx = c.nsign == 1;
 	r->signing = c.nsign ? c.signs[0] : SMB2_SIGNING_AES_CMAC;
+	r->posix = c.posix;
 	return 0;
 }
 
@@ -294,6 +306,11 @@ void smb2_negotiate_rsp_encode(struct wcur *w, const struct smb2_negotiate_rsp *
 		negctx_hdr(w, SMB2_SIGNING_CAPABILITIES, 4);
 		wcur_le16(w, 1);
 		wcur_le16(w, r->signing);
+		nctx++;
+	}
+	if (r->posix) {
+		negctx_hdr(w, SMB2_POSIX_EXTENSIONS_AVAILABLE, POSIX_CTX_TAG_LEN);
+		wcur_bytes(w, POSIX_CTX_TAG, POSIX_CTX_TAG_LEN);
 		nctx++;
 	}
 	if (!w->err)
@@ -526,6 +543,13 @@ int smb2_create_ctx_parse(const uint8_t *p, size_t len,
 void smb2_create_ctx_add(struct wcur *w, size_t *prev_off, const char *tag,
 			 const void *data, uint32_t len)
 {
+	smb2_create_ctx_add_name(w, prev_off, tag, 4, data, len);
+}
+
+void smb2_create_ctx_add_name(struct wcur *w, size_t *prev_off, const char *name,
+			      uint16_t nlen, const void *data, uint32_t len)
+{
+	uint16_t data_off = (uint16_t)align8(16u + nlen);
 	size_t start;
 
 	wcur_align(w, 8);
@@ -537,12 +561,12 @@ void smb2_create_ctx_add(struct wcur *w, size_t *prev_off, const char *tag,
 	*prev_off = start;
 	wcur_le32(w, 0);	/* Next */
 	wcur_le16(w, 16);	/* NameOffset */
-	wcur_le16(w, 4);
+	wcur_le16(w, nlen);
 	wcur_le16(w, 0);
-	wcur_le16(w, len ? 24 : 0);
+	wcur_le16(w, len ? data_off : 0);
 	wcur_le32(w, len);
-	wcur_bytes(w, tag, 4);
-	wcur_zero(w, 4);
+	wcur_bytes(w, name, nlen);
+	wcur_zero(w, data_off - 16u - nlen);
 	wcur_bytes(w, data, len);
 }
 

@@ -189,8 +189,13 @@ int smb2_req_validate(const uint8_t *pdu, size_t len, const struct smb2_hdr *h)
 
 void smb2_error_rsp_encode(struct wcur *w, const void *data, uint32_t len)
 {
+	smb2_error_ctx_rsp_encode(w, 0, data, len);
+}
+
+void smb2_error_ctx_rsp_encode(struct wcur *w, uint8_t nctx, const void *data, uint32_t len)
+{
 	wcur_le16(w, 9);
-	wcur_u8(w, 0);		/* ErrorContextCount */
+	wcur_u8(w, nctx);	/* ErrorContextCount */
 	wcur_u8(w, 0);
 	wcur_le32(w, len);
 	if (len)

@@ -335,6 +335,8 @@ void srv_share_resolve(const struct srv_config *cfg, struct srv_share *sh)
 	/* as Samba's vfs_streams_xattr, unless "vfs objects" leaves it out */
 	sh->streams = sh->streams_want >= 0 ? sh->streams_want
 		      : cfg->streams >= 0 ? cfg->streams : true;
+	if (!sh->posix_set)
+		sh->posix = cfg->posix;
 	srv_dos_opts_resolve(&sh->dos, &cfg->dos);
 }
 
@@ -433,6 +435,19 @@ bool srv_config_has_ca(const struct srv_config *cfg)
 
 	for (i = 0; i < cfg->nshares; i++)
 		if (cfg->shares[i]->ca)
+			return true;
+	return false;
+}
+
+/* "smb3 unix extensions" anywhere: the POSIX negotiate context is offered. */
+bool srv_config_has_posix(const struct srv_config *cfg)
+{
+	int i;
+
+	if (cfg->posix)
+		return true;
+	for (i = 0; i < srv_config_nshares(cfg); i++)
+		if (cfg->shares[i]->posix && !cfg->shares[i]->removed)
 			return true;
 	return false;
 }

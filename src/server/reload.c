@@ -74,6 +74,7 @@ static bool share_settings_differ(const struct srv_share *a, const struct srv_sh
 	return a->read_only != b->read_only || a->guest_ok != b->guest_ok ||
 	       a->browseable != b->browseable || a->streams != b->streams ||
 	       a->oplocks != b->oplocks || strcmp(a->comment, b->comment) ||
+	       a->posix != b->posix || a->special_files != b->special_files ||
 	       memcmp(&a->dos, &b->dos, sizeof(a->dos)) ||
 	       !same_users(a->valid_users, b->valid_users);
 }
@@ -104,6 +105,8 @@ static void share_update(struct srv_config *live, struct srv_share *old,
 	old->oplocks = nw->oplocks;
 	old->browseable = nw->browseable;
 	old->streams = nw->streams;
+	old->posix = nw->posix;
+	old->special_files = nw->special_files;
 	old->dos = nw->dos;
 	snprintf(old->comment, sizeof(old->comment), "%s", nw->comment);
 	if (same_users(users, nw->valid_users))

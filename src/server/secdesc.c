@@ -43,6 +43,7 @@
 #define AUTH_UNIX 22
 #define UNIX_USERS 1
 #define UNIX_GROUPS 2
+#define NFS_RID 88			/* S-1-5-88: Windows NFS's Unix ids and mode */
 
 #define ACL_RWX (ACL_READ | ACL_WRITE | ACL_EXECUTE)
 #define INHERIT_FLAGS (OBJECT_INHERIT_ACE | CONTAINER_INHERIT_ACE)
@@ -61,12 +62,41 @@ static void sid_well_known(struct sid *s, uint64_t auth, uint32_t rid)
 	sid_make(s, auth, 1, &rid);
 }
 
-/* S-1-22-1-UID / S-1-22-2-GID: the id, or -1 */
+/*
+ * S-1-22-1-UID / S-1-22-2-GID, or the NFS form cifs.ko's "idsfromsid"
+ * sends, S-1-5-88-1-UID / S-1-5-88-2-GID: the id, or -1
+ */
 static int64_t sid_unix_id(const struct sid *s, uint32_t domain)
 {
+	if (s->rev == 1 && s->auth == AUTH_NT && s->n == 3 && s->sub[0] == NFS_RID &&
+	    s->sub[1] == domain)
+		return s->sub[2];
 	if (s->rev != 1 || s->auth != AUTH_UNIX || s->n != 2 || s->sub[0] != domain)
 		return -1;
 	return s->sub[1];
+}
+
+/*
+ * cifs.ko's "modefromsid" chmod: an ACE for S-1-5-88-3-MODE in the DACL.
+ * Taken out of it; the mode, or -1.
+ */
+static int64_t dacl_take_mode(struct acl *a)
+{
+	int64_t mode = -1;
+	int i, j;
+
+	for (i = j = 0; i < a->n; i++) {
+		const struct sid *s = &a->ace[i].sid;
+
+		if (s->rev == 1 && s->auth == AUTH_NT && s->n == 3 && s->sub[0] == NFS_RID &&
+		    s->sub[1] == 3) {
+			mode = s->sub[2] & 07777;
+			continue;
+		}
+		a->ace[j++] = a->ace[i];
+	}
+	a->n = (uint16_t)j;
+	return mode;
 }
 
 static bool sid_is(const struct sid *s, uint64_t auth, uint32_t rid)
@@ -414,6 +444,8 @@ int srv_sd_query(struct srv_req *req, struct srv_open *o, uint32_t secinfo,
 	struct secdesc *sd;
 	int ret;
 
+	if (o->symlink)
+		return -EOPNOTSUPP;	/* its ACL would be its target's */
 	if (secinfo & SACL_SECURITY_INFORMATION && !(o->access & ACCESS_SYSTEM_SECURITY))
 		return -EACCES;
 	if (secinfo & (OWNER_SECURITY_INFORMATION | GROUP_SECURITY_INFORMATION |
@@ -639,9 +671,10 @@ static int posix_set(const char *path, const struct stat *st, acl_t acc, acl_t d
  * as the user: the kernel decides, rdaxd keeps no CAP_CHOWN), the DACL
  * as POSIX ACLs; what has no POSIX form is kept in user.rdax.ntacl.
  */
-static int sd_apply(int fd, const struct secdesc *sd, uint32_t secinfo,
+static int sd_apply(int fd, struct secdesc *sd, uint32_t secinfo,
 		    const struct srv_ident *back)
 {
+	int64_t mode = -1;
 	uid_t uid = (uid_t)-1;
 	gid_t gid = (gid_t)-1;
 	acl_t acc = NULL, dflt = NULL;
@@ -678,6 +711,11 @@ static int sd_apply(int fd, const struct secdesc *sd, uint32_t secinfo,
 			goto out;
 		}
 	}
+	if (secinfo & DACL_SECURITY_INFORMATION && sd->has_dacl && !sd->null_dacl) {
+		mode = dacl_take_mode(&sd->dacl);
+		if (mode >= 0 && !sd->dacl.n)
+			secinfo &= ~DACL_SECURITY_INFORMATION;	/* a chmod only */
+	}
 	if (secinfo & DACL_SECURITY_INFORMATION && sd->has_dacl) {
 		/* as Windows: AUTO_INHERITED sticks only with AUTO_INHERIT_REQ */
 		k->control &= (uint16_t)~(SE_DACL_PROTECTED | SE_DACL_AUTO_INHERITED);
@@ -713,6 +751,8 @@ static int sd_apply(int fd, const struct secdesc *sd, uint32_t secinfo,
 		ret = kept_write(fd, k, stamp, &st);	/* the owner's, back by posix_set */
 	if (!ret && acc)
 		ret = posix_set(path, &st, acc, dflt);
+	if (!ret && mode >= 0 && chmod(path, (mode_t)mode))
+		ret = errno == EPERM ? -EACCES : -errno;
 out:
 	if (acc)
 		acl_free(acc);
@@ -741,6 +781,8 @@ int srv_sd_set(struct srv_req *req, struct srv_open *o, uint32_t secinfo,
 	struct secdesc *sd;
 	int ret;
 
+	if (o->symlink)
+		return -EOPNOTSUPP;
 	sd = malloc(sizeof(*sd));
 	if (!sd)
 		return -ENOMEM;

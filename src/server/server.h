@@ -115,6 +115,10 @@ struct srv_share {
 	 * streams_xattr, or is not given; -1 until resolved */
 	int8_t streams_want;
 	bool streams;
+	/* "smb3 unix extensions" (else as [global]); "rdax special files" */
+	bool posix;
+	bool posix_set;
+	bool special_files;
 	bool ipc;
 	struct srv_dos_opts dos;
 	atomic_bool dos_noxattr_logged;	/* a file system without user xattrs, once */
@@ -173,6 +177,7 @@ struct srv_config {
 	bool leases;			/* "smb2 leases" */
 	bool oplocks;			/* "oplocks": every share's default */
 	bool dir_leases;		/* "smb3 directory leases" */
+	bool posix;			/* "smb3 unix extensions": every share's default */
 	char interfaces[1024];		/* "interfaces": what interface info names */
 	char state_dir[4096];		/* "state directory": CA journals */
 	bool guest_ok_default;		/* [global] guest ok */
@@ -227,6 +232,7 @@ int srv_pipe_write(struct srv_pipe *p, const uint8_t *data, size_t len);
 /* One fragment's bytes; -E_SMB_BUFFER_OVERFLOW: more of it remains (n set). */
 int srv_pipe_read(struct srv_pipe *p, uint8_t *dst, size_t cap, size_t *n);
 bool srv_config_has_ca(const struct srv_config *cfg);
+bool srv_config_has_posix(const struct srv_config *cfg);
 
 struct srv;
 struct srv_worker;
@@ -342,6 +348,8 @@ struct srv_open {
 	struct srv_pipe *pipe;		/* a named pipe on IPC$ (rpc_srv.c) */
 	bool is_dir;
 	bool path_only;			/* O_PATH: attributes only */
+	bool posix;			/* made with the POSIX create context */
+	bool symlink;			/* a symlink itself (FILE_OPEN_REPARSE_POINT) */
 	bool delete_on_close;
 	bool write_through;
 	bool modified;			/* written: its close changes the directory */
@@ -553,6 +561,7 @@ struct srv_conn {
 	struct xprt *x;
 	bool negotiated;
 	bool closing;
+	bool posix;			/* SMB3 POSIX extensions negotiated */
 	uint16_t dialect;
 	uint16_t client_secmode;
 	uint32_t client_caps;
@@ -1262,6 +1271,22 @@ int srv_path_stream_from_utf16(const uint8_t *name, size_t len, char *out, size_
 			       char *stream, size_t scap, int *kind);
 /* The inverse, with a leading '\' when lead is set. */
 int srv_path_to_utf16(const char *path, bool lead, uint8_t *out, size_t cap);
+/*
+ * SMB3 POSIX extensions (posix.c): negotiated and on for the request's
+ * share; a POSIX open's path; the POSIX view of a stat (and the
+ * attributes of a symlink or special file); STATUS_STOPPED_ON_SYMLINK
+ * with its error data for the symlink at path; FSCTL_GET/SET_REPARSE_POINT.
+ */
+struct posix_info;
+struct fscc_info;
+struct wcur;
+bool srv_posix_on(const struct srv_req *req);
+int srv_path_posix_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap);
+void srv_posix_info(const struct stat *st, struct posix_info *pi);
+void srv_posix_attrs(const struct stat *st, struct fscc_info *fi);
+int srv_posix_stopped_on_symlink(struct srv_req *req, const char *path);
+int srv_reparse_get(struct srv_open *o, struct wcur *d);
+int srv_reparse_set(struct srv_req *req, struct srv_open *o, const uint8_t *p, size_t len);
 
 /*
  * Where an open's data is: the file (store or DAX mapping, fileio.c) or

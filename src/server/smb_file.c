@@ -15,6 +15,7 @@
 #include "proto/fscc.h"
 #include "proto/lease.h"
 #include "proto/ntstatus.h"
+#include "proto/posix.h"
 #include "proto/smb2.h"
 #include "server/server.h"
 #include "util/log.h"
@@ -163,6 +164,8 @@ struct create_ctxs {
 	bool qfid;
 	uint64_t alloc;			/* AlSi: AllocationSize (0: none) */
 	struct smb2_buf secd;		/* SecD: the new file's descriptor */
+	bool posix;			/* the POSIX context, on a share with them */
+	uint32_t posix_mode;		/* its mode for a new file */
 	struct srv_cache_req cache;
 	struct srv_durable_req durable;
 };
@@ -254,6 +257,16 @@ static int create_ctxs_parse(struct srv_req *req, const struct srv_share *sh,
 	for (i = 0; i < n; i++) {
 		const uint8_t *tag = ctx[i].name.p;
 
+		if (ctx[i].name.len == POSIX_CTX_TAG_LEN &&
+		    !memcmp(tag, POSIX_CTX_TAG, POSIX_CTX_TAG_LEN)) {
+			/* ignored where the extensions are off, as any unknown context */
+			if (!srv_posix_on(req))
+				continue;
+			if (posix_cc_decode(ctx[i].data.p, ctx[i].data.len, &cx->posix_mode))
+				return -EINVAL;
+			cx->posix = true;
+			continue;
+		}
 		if (ctx[i].name.len != 4)
 			continue;
 		if (!memcmp(tag, SMB2_CTX_MXAC, 4)) {
@@ -305,8 +318,9 @@ static int create_ctxs_answer(struct srv_req *req, const struct create_ctxs *cx,
 		uint8_t d[8];
 
 		put_le32(d, 0);
+		/* a symlink's ACL is its target's: not looked at */
 		put_le32(d + 4, req->tree->maximal_access &
-				srv_sd_maximal(o->fd, st, req->tree->ident));
+				(o->symlink ? ~0u : srv_sd_maximal(o->fd, st, req->tree->ident)));
 		smb2_create_ctx_add(&w, &prev, SMB2_CTX_MXAC, d, 8);
 	}
 	if (cx->qfid) {
@@ -324,6 +338,17 @@ static int create_ctxs_answer(struct srv_req *req, const struct create_ctxs *cx,
 		n = srv_lease_rsp(o, d);
 		pthread_mutex_unlock(&o->file->lock);
 		smb2_create_ctx_add(&w, &prev, SMB2_CTX_LEASE, d, (uint32_t)n);
+	}
+	if (cx->posix) {
+		struct posix_info pi;
+		uint8_t d[12 + 2 * (8 + 4 * SID_MAX_SUB)];
+		struct wcur pw;
+
+		srv_posix_info(st, &pi);
+		wcur_init(&pw, d, sizeof(d));
+		posix_cc_rsp_encode(&pw, &pi);
+		smb2_create_ctx_add_name(&w, &prev, POSIX_CTX_TAG, POSIX_CTX_TAG_LEN, d,
+					 (uint32_t)pw.off);
 	}
 	if (o->durable && cx->durable.want && !cx->durable.reconnect) {
 		uint8_t d[8] = { 0 };
@@ -415,6 +440,7 @@ static int create_answer(struct srv_req *req, struct srv_open *o, const struct c
 	srv_attr_to_info(&a, o->initial_alloc, &fi);
 	if (o->file->stream)
 		srv_stream_info(o, &fi);
+	srv_posix_attrs(&a.st, &fi);
 	rsp.oplock = srv_oplock_level(o);
 	rsp.action = action;
 	rsp.t = fi.t;
@@ -806,6 +832,83 @@ out_close_fd:
 	return ret;
 }
 
+/*
+ * A symlink, FIFO, socket or device itself: an attributes-only O_PATH
+ * open of the node (its data is never served), no lease; what may
+ * follow is a query, FSCTL_GET_REPARSE_POINT, a rename or a delete.
+ */
+static int create_node(struct srv_req *req, const struct smb2_create_req *r,
+		       struct create_ctxs *cx, const char *path, uint32_t access,
+		       const struct stat *lst)
+{
+	struct srv_tree *t = req->tree;
+	struct srv_share *sh = t->share;
+	struct srv_open *o;
+	struct stat st;
+	int ret, fd;
+
+	if (r->disposition == FILE_CREATE)
+		return -EEXIST;
+	if (r->disposition != FILE_OPEN && r->disposition != FILE_OPEN_IF)
+		return -EACCES;
+	if (r->options & FILE_DIRECTORY_FILE)
+		return -ENOTDIR;
+	if (access & DELETE_ACCESS && store_may_delete(&sh->root, path, lst)) {
+		if (r->desired_access & (DELETE_ACCESS | GENERIC_ALL))
+			return -EACCES;
+		access &= ~DELETE_ACCESS;
+	}
+	access &= ~(DATA_READ | DATA_WRITE);
+	cx->cache.oplock = SMB2_OPLOCK_LEVEL_NONE;
+	cx->cache.lease = false;
+	cx->durable.want = false;
+	ret = store_open(&sh->root, path, O_PATH | O_NOFOLLOW, 0, &fd);
+	if (ret)
+		return ret;
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		goto out_close_fd;
+	}
+	o = open_new(req, t, fd, r, access, false);
+	if (!o) {
+		ret = -ENOMEM;
+		goto out_close_fd;
+	}
+	o->path_only = true;
+	o->posix = cx->posix;
+	o->symlink = S_ISLNK(st.st_mode);
+	o->file = srv_file_get(req->conn->srv, sh, st.st_dev, st.st_ino, path, false);
+	if (!o->file) {
+		ret = -ENOMEM;
+		goto out_free_open;
+	}
+	cx->cache.existed = true;
+	ret = create_join_file(req, o, cx, r->disposition);
+	if (ret)
+		goto out_put_file;
+	snprintf(o->owner, sizeof(o->owner), "%s", req->sess->user);
+	ret = srv_open_insert(req->sess, t, o);
+	if (ret)
+		goto out_leave_file;
+	ret = srv_req_hold(req, srv_open_ref(o));
+	if (ret)
+		return ret;
+	ret = create_answer(req, o, cx, FILE_OPENED);
+	if (ret)
+		srv_open_close(o);
+	return ret;
+out_leave_file:
+	srv_open_leave_file(o);
+out_put_file:
+	srv_file_put(o->file);
+out_free_open:
+	srv_ident_put(&o->ident);
+	free(o);
+out_close_fd:
+	close(fd);
+	return ret;
+}
+
 int smb_create(struct srv_req *req)
 {
 	struct srv_tree *t = req->tree;
@@ -845,8 +948,13 @@ int smb_create(struct srv_req *req)
 	/* [MS-SMB2] 3.3.5.9: a name starting with a separator is refused */
 	if (r.name.len >= 2 && r.name.p[0] == '\\' && !r.name.p[1])
 		return -EINVAL;
-	ret = srv_path_stream_from_utf16(r.name.p, r.name.len, path, sizeof(path),
-					 sname, sizeof(sname), &skind);
+	if (cx.posix) {
+		skind = SRV_STREAM_NONE;
+		ret = srv_path_posix_from_utf16(r.name.p, r.name.len, path, sizeof(path));
+	} else {
+		ret = srv_path_stream_from_utf16(r.name.p, r.name.len, path, sizeof(path),
+						 sname, sizeof(sname), &skind);
+	}
 	if (ret)
 		return ret;
 	if (skind == SRV_STREAM_NAMED && (!sh->streams || sh->devdax))
@@ -872,6 +980,20 @@ int smb_create(struct srv_req *req)
 	}
 	if (skind == SRV_STREAM_NAMED)
 		return create_stream(req, &r, &cx, path, sname, access);
+	/*
+	 * A symlink is opened itself with FILE_OPEN_REPARSE_POINT; a POSIX
+	 * open stops on it (a plain one follows it beneath the share). A
+	 * POSIX open of a FIFO, socket or device opens the node itself.
+	 */
+	if (*path && !sh->devdax && !store_lstat(&sh->root, path, &st) &&
+	    !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		bool lnk = S_ISLNK(st.st_mode);
+
+		if (lnk && !(r.options & FILE_OPEN_REPARSE_POINT) && cx.posix)
+			return srv_posix_stopped_on_symlink(req, path);
+		if ((lnk && r.options & FILE_OPEN_REPARSE_POINT) || (!lnk && cx.posix))
+			return create_node(req, &r, &cx, path, access, &st);
+	}
 
 	ret = store_stat(&sh->root, path, &st);
 	if (ret && ret != -ENOENT)
@@ -985,6 +1107,7 @@ int smb_create(struct srv_req *req)
 	}
 	o->is_dir = is_dir;
 	o->path_only = path_only;
+	o->posix = cx.posix;
 	o->file = srv_file_get(req->conn->srv, sh, st.st_dev, st.st_ino, path, is_dir);
 	if (!o->file) {
 		ret = -ENOMEM;
@@ -1015,6 +1138,10 @@ int smb_create(struct srv_req *req)
 		create_set_attrs(sh, o, path, r.file_attributes, t->ident);
 	if (action == FILE_CREATED && !cx.secd.len)
 		create_inherit(sh, path, fd, t->ident);
+	/* a POSIX create's mode, exactly: the client applied its umask */
+	if (action == FILE_CREATED && cx.posix && fchmod(fd, cx.posix_mode))
+		pr_debug("share [%s]: %s: mode %o not set: %s", sh->name, path, cx.posix_mode,
+			 strerror(errno));
 	/* last: the descriptor may take away the right to set attributes */
 	if (action == FILE_CREATED && cx.secd.len) {
 		/* as Samba: a descriptor that cannot be set undoes the create */

@@ -10,6 +10,7 @@
 
 #include "proto/fscc.h"
 #include "proto/ntstatus.h"
+#include "proto/posix.h"
 #include "proto/smb2.h"
 #include "server/server.h"
 #include "util/log.h"
@@ -134,6 +135,33 @@ static uint32_t query_file_access(int cls)
 	}
 }
 
+/* FilePosixInformation (0x64): only where the POSIX extensions are on. */
+static int query_posix(struct srv_req *req, struct srv_open *o,
+		       const struct smb2_query_info_req *r, struct wcur *d)
+{
+	struct posix_info pi;
+	struct fscc_info fi;
+	struct srv_attr a;
+	int ret;
+
+	if (!srv_posix_on(req))
+		return -E_SMB_INVALID_INFO_CLASS;
+	if (!(o->access & FILE_READ_ATTRIBUTES))
+		return -EACCES;
+	if (r->output_len < POSIX_INFO_FIXED)
+		return -E_SMB_INFO_LENGTH_MISMATCH;
+	ret = open_attr(req, o, &a);
+	if (ret)
+		return ret;
+	srv_attr_to_info(&a, o->initial_alloc, &fi);
+	if (o->file->stream)
+		srv_stream_info(o, &fi);
+	srv_posix_attrs(&a.st, &fi);
+	srv_posix_info(&a.st, &pi);
+	posix_info_encode(d, &fi, &pi);
+	return 0;
+}
+
 static int query_file(struct srv_req *req, struct srv_open *o,
 		      const struct smb2_query_info_req *r, struct wcur *d)
 {
@@ -144,6 +172,8 @@ static int query_file(struct srv_req *req, struct srv_open *o,
 
 	if ((o->access & query_file_access(r->info_class)) != query_file_access(r->info_class))
 		return -EACCES;
+	if (r->info_class == FilePosixInformation)
+		return query_posix(req, o, r, d);
 	ret = open_info(req, o, &fi);
 	if (ret)
 		return ret;
@@ -625,8 +655,11 @@ static int fold(int c)
 	return c >= 'A' && c <= 'Z' ? c + 32 : c;
 }
 
-/* Windows wildcard match, ASCII case-insensitive; DOS_* forms approximated. */
-static bool wild_match(const char *p, const char *s)
+/*
+ * Windows wildcard match, ASCII case-insensitive (nocase) or, for a POSIX
+ * open, exact; DOS_* forms approximated.
+ */
+static bool wild_match(const char *p, const char *s, bool nocase)
 {
 	const char *star = NULL, *ss = NULL;
 
@@ -644,7 +677,8 @@ static bool wild_match(const char *p, const char *s)
 			ss = s;
 			continue;
 		}
-		if (pc && (pc == '?' || fold((unsigned char)pc) == fold((unsigned char)*s))) {
+		if (pc && (pc == '?' || pc == *s ||
+			   (nocase && fold((unsigned char)pc) == fold((unsigned char)*s)))) {
 			p++;
 			s++;
 			continue;
@@ -677,6 +711,19 @@ static int entry_attr(struct srv_req *req, struct srv_open *o, const char *name,
 static int query_directory(struct srv_req *req, struct srv_open *o,
 			   const struct smb2_query_dir_req *rq);
 
+/* One entry of any class, FilePosixInformation included. */
+static int dirent_encode(struct wcur *d, size_t limit, int cls, const struct srv_attr *a,
+			 struct fscc_info *fi, const uint8_t *name16, uint32_t n)
+{
+	struct posix_info pi;
+
+	if (cls != FilePosixInformation)
+		return fscc_dirent_encode(d, limit, cls, fi, name16, n);
+	srv_posix_attrs(&a->st, fi);
+	srv_posix_info(&a->st, &pi);
+	return posix_dirent_encode(d, limit, fi, &pi, name16, n);
+}
+
 int smb_query_directory(struct srv_req *req)
 {
 	struct smb2_query_dir_req r;
@@ -705,7 +752,7 @@ static int query_directory(struct srv_req *req, struct srv_open *o,
 	uint8_t name16[512];
 	char pat[1024], path[4096];
 	const char *name;
-	bool restart, at_root, single;
+	bool restart, at_root, single, posix;
 	int ret, n, count = 0, prev = -1, off;
 	uint32_t limit;
 
@@ -713,7 +760,8 @@ static int query_directory(struct srv_req *req, struct srv_open *o,
 		return -EINVAL;
 	if (!(o->access & FILE_LIST_DIRECTORY))
 		return -EACCES;
-	if (!fscc_dirent_class_ok(r.info_class))
+	posix = r.info_class == FilePosixInformation;
+	if (posix ? !srv_posix_on(req) : !fscc_dirent_class_ok(r.info_class))
 		return -E_SMB_INVALID_INFO_CLASS;
 	if (!r.output_len)
 		return -EINVAL;
@@ -761,7 +809,7 @@ static int query_directory(struct srv_req *req, struct srv_open *o,
 		n = utf8_to_utf16le(o->pattern, name16, sizeof(name16));
 		if (n < 0)
 			return -E_SMB_NO_SUCH_FILE;
-		off = fscc_dirent_encode(&d, limit, r.info_class, &fi, name16, (uint32_t)n);
+		off = dirent_encode(&d, limit, r.info_class, &a, &fi, name16, (uint32_t)n);
 		if (off < 0)
 			return off == -ENOSPC ? -E_SMB_INFO_LENGTH_MISMATCH : off;
 		smb2_out_buf_rsp_encode(&req->w, (uint32_t)d.off);
@@ -786,13 +834,14 @@ static int query_directory(struct srv_req *req, struct srv_open *o,
 				break;
 			}
 		}
-		if (!wild_match(o->pattern, name) || entry_attr(req, o, name, at_root, &a))
+		if (!wild_match(o->pattern, name, !o->posix) ||
+		    entry_attr(req, o, name, at_root, &a))
 			goto next;
 		n = utf8_to_utf16le(name, name16, sizeof(name16));
 		if (n < 0)
 			goto next;	/* not representable: skip */
 		srv_attr_to_info(&a, 0, &fi);
-		off = fscc_dirent_encode(&d, limit, r.info_class, &fi, name16, (uint32_t)n);
+		off = dirent_encode(&d, limit, r.info_class, &a, &fi, name16, (uint32_t)n);
 		if (off == -ENOSPC) {
 			if (!o->pending_name) {
 				o->pending_name = strdup(name);

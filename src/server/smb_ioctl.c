@@ -536,9 +536,18 @@ static int pipe_transceive(struct srv_req *req, struct srv_open *o,
 static int get_reparse_point(struct srv_req *req, struct srv_open *o,
 			     const struct smb2_ioctl_req *r, struct wcur *d)
 {
-	/* opens follow symlinks beneath the share: never a link itself */
-	(void)req, (void)o, (void)r, (void)d;
-	return -E_SMB_NOT_A_REPARSE_POINT;
+	/* a symlink or special file opened itself (FILE_OPEN_REPARSE_POINT) */
+	(void)req, (void)r;
+	return srv_reparse_get(o, d);
+}
+
+static int set_reparse_point(struct srv_req *req, struct srv_open *o,
+			     const struct smb2_ioctl_req *r, struct wcur *d)
+{
+	(void)d;
+	if (req->tree->read_only)
+		return -EACCES;
+	return srv_reparse_set(req, o, r->input.p, r->input.len);
 }
 
 static int validate_negotiate_h(struct srv_req *req, struct srv_open *o,
@@ -585,6 +594,7 @@ static const struct {
 	{ FSCTL_PIPE_TRANSCEIVE, F_HANDLE | F_PIPE, pipe_transceive },
 	{ FSCTL_CREATE_OR_GET_OBJECT_ID, F_HANDLE, object_id_h },
 	{ FSCTL_GET_REPARSE_POINT, F_HANDLE, get_reparse_point },
+	{ FSCTL_SET_REPARSE_POINT, F_HANDLE, set_reparse_point },
 	{ FSCTL_SET_SPARSE, F_HANDLE, set_sparse },
 	{ FSCTL_SET_ZERO_DATA, F_HANDLE, zero_data },
 	{ FSCTL_QUERY_ALLOCATED_RANGES, F_HANDLE, allocated_ranges },

@@ -131,6 +131,9 @@ static int negotiate_reply(struct srv_req *req, uint16_t dialect,
 		r.cipher = c->cipher;
 		r.signing = pick_signing(ctx, &r.sign_ctx);
 		c->sign_alg = r.signing;
+		/* POSIX-SMB2 3.3.5.4: answered only to a client that asked */
+		r.posix = ctx->posix && srv_config_has_posix(cfg);
+		c->posix = r.posix;
 	}
 	c->server_caps = r.capabilities;
 	c->server_secmode = r.security_mode;

@@ -161,6 +161,84 @@ out_close_p1:
 	return ret;
 }
 
+int store_lstat(const struct store_root *r, const char *rel, struct stat *st)
+{
+	int fd = beneath(r->fd, rel, O_PATH | O_NOFOLLOW, 0), ret = 0;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, st))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * A new name made by make(pfd, base): in place, or beside it and renamed
+ * over what is there (replace), so the name is never missing.
+ */
+static int make_at(const struct store_root *r, const char *rel, bool replace,
+		   int (*make)(int pfd, const char *base, const void *arg), const void *arg)
+{
+	char tmp[64];
+	const char *base;
+	int pfd, ret, i;
+
+	pfd = open_parent(r, rel, &base);
+	if (pfd < 0)
+		return pfd;
+	if (!replace) {
+		ret = make(pfd, base, arg);
+		goto out;
+	}
+	for (i = 0; i < 16; i++) {
+		snprintf(tmp, sizeof(tmp), ".rdax-new-%d-%d-%d", (int)getpid(), (int)gettid(), i);
+		ret = make(pfd, tmp, arg);
+		if (ret != -EEXIST)
+			break;
+	}
+	if (ret)
+		goto out;
+	if (renameat(pfd, tmp, pfd, base)) {
+		ret = -errno;
+		unlinkat(pfd, tmp, 0);
+	}
+out:
+	close(pfd);
+	return ret;
+}
+
+static int make_symlink(int pfd, const char *base, const void *target)
+{
+	return symlinkat(target, pfd, base) ? -errno : 0;
+}
+
+struct node_arg {
+	mode_t mode;
+	dev_t dev;
+};
+
+static int make_node(int pfd, const char *base, const void *arg)
+{
+	const struct node_arg *n = arg;
+
+	return mknodat(pfd, base, n->mode, n->dev) ? -errno : 0;
+}
+
+int store_symlink(const struct store_root *r, const char *target, const char *rel,
+		  bool replace)
+{
+	return make_at(r, rel, replace, make_symlink, target);
+}
+
+int store_mknod(const struct store_root *r, const char *rel, mode_t mode, dev_t dev,
+		bool replace)
+{
+	struct node_arg n = { mode, dev };
+
+	return make_at(r, rel, replace, make_node, &n);
+}
+
 int store_link(const struct store_root *r, const char *from, const char *to)
 {
 	int fd, p2, ret = 0;

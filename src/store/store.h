@@ -33,6 +33,13 @@ int store_unlink(const struct store_root *r, const char *rel, bool dir);
 int store_rename(const struct store_root *r, const char *from,
 		 const char *to, bool replace);
 int store_link(const struct store_root *r, const char *from, const char *to);
+/* stat of rel itself, a symlink not followed */
+int store_lstat(const struct store_root *r, const char *rel, struct stat *st);
+/* A symlink or a special file at rel; replace: over what is there, atomically. */
+int store_symlink(const struct store_root *r, const char *target, const char *rel,
+		  bool replace);
+int store_mknod(const struct store_root *r, const char *rel, mode_t mode, dev_t dev,
+		bool replace);
 int store_statvfs(const struct store_root *r, struct statvfs *sv);
 /*
  * Access checks with the calling thread's fs identity (fsuid, fsgid,
