@@ -1,0 +1,76 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# SMB3 POSIX extensions against a real rdaxd (docs/posix.md): rdax
+# negotiates them where "smb3 unix extensions = yes", sees modes, owners
+# and symlinks (FilePosixInformation), makes symlinks kept as real ones
+# on disk, chmods; names differing only in case are two files. Symlink
+# targets leaving the share (absolute, "..", over-long) are refused and
+# rdaxd keeps serving. A share without the extensions refuses all this.
+# Samba 4.17's smbd and smbclient have no SMB3 POSIX extensions
+# (lp_smb2_unix_extensions() is hard-wired off): no calibration here.
+. "$(dirname "$0")/lib.sh"
+
+S=$T/share
+share_dir "$S" "$T/plain"
+printf 'pw\n' >"$T/pw"
+chmod 600 "$T/pw"
+"$RDAX" passwd --passdb "$T/passdb" "$(id -un)" <"$T/pw" || die "rdax passwd"
+cat >"$T/smb.conf" <<CONF
+[global]
+	passdb file = $T/passdb
+	smb3 unix extensions = yes
+[px]
+	path = $S
+	read only = no
+[plain]
+	path = $T/plain
+	read only = no
+	smb3 unix extensions = no
+CONF
+start_rdaxd srv --config "$T/smb.conf"
+R() { "$RDAX" --user "$(id -un)" --password-file "$T/pw" "$@"; }
+U=smb://127.0.0.1:$PORT/px
+P=smb://127.0.0.1:$PORT/plain
+
+printf 'data\n' >"$S/f.txt"
+chmod 0640 "$S/f.txt"
+check_output "stat shows the POSIX mode and owner" \
+	"Mode: 0640  Uid: $(id -u)  Gid: $(id -g)" R stat "$U/f.txt"
+check "chmod 0604 through rdax" R chmod 604 "$U/f.txt"
+check_output "the mode on the server's disk" '^604$' stat -c %a "$S/f.txt"
+check "ln -s f.txt link" R ln -s f.txt "$U/link"
+check_output "a real symlink on disk" '^f.txt$' readlink "$S/link"
+check_output "readlink through rdax" '^f.txt$' R readlink "$U/link"
+check_output "ls -l shows it as a link with its target" '^lrwxrwxrwx .* link -> f.txt$' \
+	R ls -l "$U/"
+check_output "ls -l shows the mode of the file" '^-rw----r-- .* f.txt$' R ls -l "$U/"
+check_output "cat through the link reads the file" '^data$' R cat "$U/link"
+mkdir -p "$S/d/e"
+chmod 0777 "$S/d" "$S/d/e"
+check "a link with .. staying inside the share" R ln -s ../f.txt "$U/d/up"
+check_output "  is made" '^../f.txt$' readlink "$S/d/up"
+check_fails_output "an absolute target is refused" 'denied' R ln -s /etc/passwd "$U/abs"
+check_fails_output "a target climbing out of the share is refused" 'denied' \
+	R ln -s ../../etc/passwd "$U/d/out"
+check_fails_output "  from deeper too" 'denied' R ln -s ../../../x "$U/d/e/out"
+long=$(head -c 5000 /dev/zero | tr '\0' a)
+check_fails "an over-long target is refused" R ln -s "$long" "$U/long"
+check_output "nothing refused left a file behind" '^d f.txt link$' \
+	sh -c "cd '$S' && echo *"
+# a symlink made on the server that points out: rdaxd never follows it
+ln -s /etc/hostname "$S/escape"
+check_fails "reading a link that leaves the share fails" R cat "$U/escape"
+check_output "  but readlink shows it" '^/etc/hostname$' R readlink "$U/escape"
+printf 'one\n' >"$S/Case"
+printf 'two\n' >"$S/case"
+check_output "names differing in case are two files" '^one$' R cat "$U/Case"
+check_output "  and the other" '^two$' R cat "$U/case"
+check "rm of the link removes the link only" R rm "$U/link"
+check "  the file is still there" test -f "$S/f.txt"
+check_fails "  the link is gone" test -L "$S/link"
+# the share without the extensions
+printf 'x\n' >"$T/plain/g"
+check_fails_output "a share without them: no symlink" 'not supported' R ln -s g "$P/l"
+check_output "  and nothing made" '^g$' sh -c "cd '$T/plain' && echo *"
+check_output "rdaxd keeps serving" '^data$' R cat "$U/f.txt"
+finish
