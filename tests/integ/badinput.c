@@ -18,6 +18,7 @@
 #include "crypto/auth.h"
 #include "crypto/crypto.h"
 #include "proto/ntstatus.h"
+#include "proto/posix.h"
 #include "proto/smb2.h"
 #include "transport/transport.h"
 #include "util/utf16.h"
@@ -105,6 +106,7 @@ static void enc_negotiate(struct wcur *w, void *arg)
 	n.dialects[n.ndialects++] = SMB2_DIALECT_311;
 	crypto_random(n.ctx.salt, 32);
 	n.ctx.ciphers[n.ctx.ncipher++] = SMB2_CIPHER_AES128_GCM;
+	n.ctx.posix = true;	/* the POSIX extensions where the server has them */
 	smb2_negotiate_req_encode(w, &n);
 }
 
@@ -148,6 +150,116 @@ static void enc_create(struct wcur *w, void *arg)
 	c.name.p = name;
 	c.name.len = (uint32_t)n;
 	smb2_create_req_encode(w, &c);
+}
+
+/* A CREATE (open-if) with one POSIX create context of the given data. */
+struct posix_create {
+	const char *name;
+	const uint8_t *ctx;
+	uint32_t ctx_len;
+};
+
+static void enc_create_posix(struct wcur *w, void *arg)
+{
+	const struct posix_create *pc = arg;
+	struct smb2_create_req c = { 0 };
+	uint8_t name[256], ctx[64];
+	struct wcur cw;
+	size_t prev = SIZE_MAX;
+	int n = utf8_to_utf16le(pc->name, name, sizeof(name));
+
+	wcur_init(&cw, ctx, sizeof(ctx));
+	smb2_create_ctx_add_name(&cw, &prev, POSIX_CTX_TAG, POSIX_CTX_TAG_LEN, pc->ctx,
+				 pc->ctx_len);
+	c.impersonation = 2;
+	c.desired_access = FILE_GENERIC_READ | FILE_GENERIC_WRITE | DELETE_ACCESS;
+	c.share_access = 7;
+	c.disposition = FILE_OPEN_IF;
+	c.name.p = name;
+	c.name.len = (uint32_t)n;
+	c.contexts.p = ctx;
+	c.contexts.len = (uint32_t)cw.off;
+	smb2_create_req_encode(w, &c);
+}
+
+static int raw_open(struct raw *r, bool full);
+static void raw_close(struct raw *r);
+static void expect_rejected(struct raw *r, const char *what);
+static void still_serving(struct raw *keep, const char *after);
+
+/*
+ * The SMB3 POSIX extensions' bad input (the share has them): a POSIX
+ * context of the wrong size, reparse buffers that are malformed or name
+ * a target outside the share or too long. Each fails alone.
+ */
+static void posix_cases(struct raw *keep)
+{
+	static const uint8_t mode3[3] = { 0xa4, 0x01, 0 }, mode4[4] = { 0xa4, 0x01, 0, 0 };
+	static const struct { const char *what, *target; bool absolute; int cut; } rp[] = {
+		{ "a truncated reparse buffer", "x", false, 5 },
+		{ "a target climbing out of the share", "../../etc/passwd", false, 0 },
+		{ "an absolute Windows target", "C:\\Windows", true, 0 },
+		{ "an absolute POSIX target", "/etc/passwd", false, 0 },
+		{ "an over-long target", NULL, false, 0 },
+	};
+	struct posix_create pc = { "px-bad", mode3, 3 };
+	static uint8_t in[40000], t16[20000], big[48000];
+	struct smb2_ioctl_req io = { 0 };
+	struct smb2_fid fid;
+	struct wcur w;
+	struct raw r;
+	uint32_t st;
+	unsigned int i;
+	int n;
+
+	if (raw_open(&r, true)) {
+		BAD("POSIX cases: setup failed");
+		return;
+	}
+	if (call(&r, SMB2_CREATE, 1, enc_create_posix, &pc, &st) > 0 && nt_is_error(st))
+		OK("POSIX create context of 3 bytes: %s", ntstatus_name(st));
+	else
+		BAD("POSIX create context of 3 bytes: accepted (0x%08x)", st);
+	for (i = 0; i < sizeof(rp) / sizeof(rp[0]); i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "px-%u", i);
+		pc.name = name;
+		pc.ctx = mode4;
+		pc.ctx_len = 4;
+		if (call(&r, SMB2_CREATE, 1, enc_create_posix, &pc, &st) < 0 || st) {
+			BAD("POSIX create of %s: 0x%08x", name, st);
+			continue;
+		}
+		fid.persistent = get_le64(r.rx + 128);
+		fid.volatile_id = get_le64(r.rx + 136);
+		if (rp[i].target) {
+			n = utf8_to_utf16le(rp[i].target, t16, sizeof(t16));
+		} else {
+			for (n = 0; n < 18000; n += 2) {
+				t16[n] = 'a';
+				t16[n + 1] = 0;
+			}
+		}
+		wcur_init(&w, in, sizeof(in));
+		reparse_symlink_encode(&w, t16, (uint32_t)n);
+		if (rp[i].absolute)
+			put_le32(in + 16, 0);
+		wcur_init(&w, big, sizeof(big));
+		w.off = 64;
+		io.ctl_code = FSCTL_SET_REPARSE_POINT;
+		io.fid = fid;
+		io.input.p = in;
+		io.input.len = rp[i].cut ? (uint32_t)rp[i].cut : 20 + 2 * (uint32_t)n;
+		io.flags = SMB2_0_IOCTL_IS_FSCTL;
+		smb2_ioctl_req_encode(&w, &io);
+		hdr(big, SMB2_IOCTL, r.mid, r.sid, r.tid, 1);
+		r.mid++;
+		send_raw(&r, big, w.off);
+		expect_rejected(&r, rp[i].what);
+	}
+	raw_close(&r);
+	still_serving(keep, "bad POSIX contexts and reparse buffers");
 }
 
 static void enc_echo(struct wcur *w, void *arg)
@@ -591,6 +703,8 @@ int main(int argc, char **argv)
 		raw_close(&r);
 		still_serving(&keep, "bad security descriptors");
 	}
+
+	posix_cases(&keep);
 
 	raw_close(&keep);
 	printf("%d failure(s)\n", nfail);
