@@ -989,6 +989,8 @@ int smb_create(struct srv_req *req)
 	    !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
 		bool lnk = S_ISLNK(st.st_mode);
 
+		if (r.disposition == FILE_CREATE)
+			return -EEXIST;
 		if (lnk && !(r.options & FILE_OPEN_REPARSE_POINT) && cx.posix)
 			return srv_posix_stopped_on_symlink(req, path);
 		if ((lnk && r.options & FILE_OPEN_REPARSE_POINT) || (!lnk && cx.posix))
