@@ -911,6 +911,15 @@ int srv_sd_create(int fd, const uint8_t *p, size_t len, const struct srv_ident *
 	if (!ret)
 		ret = sd_apply(fd, sd, OWNER_SECURITY_INFORMATION | GROUP_SECURITY_INFORMATION |
 				       DACL_SECURITY_INFORMATION, id);
+	/*
+	 * An owner the user may not give away (cifs.ko's "idsfromsid" names
+	 * the client process's uid on every create): the new file stays the
+	 * creator's, as on a local file system; the rest of it applies.
+	 */
+	if (ret == -EACCES && (sd->has_owner || sd->has_group)) {
+		pr_debug("create: owner/group of the descriptor not given: the creator's");
+		ret = sd_apply(fd, sd, DACL_SECURITY_INFORMATION, id);
+	}
 	free(sd);
 	return ret;
 }
