@@ -918,7 +918,9 @@ int srv_sd_create(int fd, const uint8_t *p, size_t len, const struct srv_ident *
 	 */
 	if (ret == -EACCES && (sd->has_owner || sd->has_group)) {
 		pr_debug("create: owner/group of the descriptor not given: the creator's");
-		ret = sd_apply(fd, sd, DACL_SECURITY_INFORMATION, id);
+		ret = sd_decode(p, len, sd);	/* sd_apply took its mode ACE out */
+		if (!ret)
+			ret = sd_apply(fd, sd, DACL_SECURITY_INFORMATION, id);
 	}
 	free(sd);
 	return ret;
