@@ -135,7 +135,10 @@ static uint32_t query_file_access(int cls)
 	}
 }
 
-/* FilePosixInformation (0x64): only where the POSIX extensions are on. */
+/*
+ * FilePosixInformation (0x64): on a connection that negotiated the POSIX
+ * extensions, on every share (it only reads; librdax asks for it on all).
+ */
 static int query_posix(struct srv_req *req, struct srv_open *o,
 		       const struct smb2_query_info_req *r, struct wcur *d)
 {
@@ -144,7 +147,7 @@ static int query_posix(struct srv_req *req, struct srv_open *o,
 	struct srv_attr a;
 	int ret;
 
-	if (!srv_posix_on(req))
+	if (!req->conn->posix)
 		return -E_SMB_INVALID_INFO_CLASS;
 	if (!(o->access & FILE_READ_ATTRIBUTES))
 		return -EACCES;
@@ -761,7 +764,7 @@ static int query_directory(struct srv_req *req, struct srv_open *o,
 	if (!(o->access & FILE_LIST_DIRECTORY))
 		return -EACCES;
 	posix = r.info_class == FilePosixInformation;
-	if (posix ? !srv_posix_on(req) : !fscc_dirent_class_ok(r.info_class))
+	if (posix ? !req->conn->posix : !fscc_dirent_class_ok(r.info_class))
 		return -E_SMB_INVALID_INFO_CLASS;
 	if (!r.output_len)
 		return -EINVAL;

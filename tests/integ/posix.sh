@@ -71,6 +71,8 @@ check_fails "  the link is gone" test -L "$S/link"
 # the share without the extensions
 printf 'x\n' >"$T/plain/g"
 check_fails_output "a share without them: no symlink" 'not supported' R ln -s g "$P/l"
+check_output "  stat still works there" 'Mode: 0' R stat "$P/g"
+check_output "  and ls" ' g$' R ls "$P/"
 check_output "  and nothing made" '^g$' sh -c "cd '$T/plain' && echo *"
 check_output "rdaxd keeps serving" '^data$' R cat "$U/f.txt"
 finish
