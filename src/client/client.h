@@ -5,6 +5,8 @@
 
 #include <stdarg.h>
 
+#include <infiniband/verbs.h>
+
 #include "rdax.h"
 #include "client/credits.h"
 #include "crypto/crypto.h"

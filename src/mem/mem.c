@@ -470,3 +470,141 @@ void mem_pool_free(struct mem_pool **pp)
 	free(p);
 	*pp = NULL;
 }
+
+int mem_reg_odp(struct ibv_pd *pd, struct ibv_mr **out)
+{
+	errno = 0;
+	*out = ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
+	return *out ? 0 : errno ? -errno : -ENOMEM;
+}
+
+uint32_t mem_mr_lkey(const struct ibv_mr *mr)
+{
+	return mr->lkey;
+}
+
+_Static_assert(MEM_ACCESS_LOCAL_WRITE == IBV_ACCESS_LOCAL_WRITE, "MEM_ACCESS_LOCAL_WRITE");
+
+/* ---- the registration ladder ---- */
+
+static const char *const rung_names[] = {
+	[MEM_RUNG_AUTO] = "auto",
+	[MEM_RUNG_DIRECT] = "direct",
+	[MEM_RUNG_ODP] = "odp",
+	[MEM_RUNG_BOUNCE] = "bounce",
+	[MEM_RUNG_NONE] = "none",
+};
+
+const char *mem_rung_name(enum mem_rung r)
+{
+	return (unsigned int)r < sizeof(rung_names) / sizeof(rung_names[0]) ? rung_names[r]
+									     : "auto";
+}
+
+/* Implicit ODP with RC RDMA Read and Write: what the odp rung needs. */
+static bool dev_odp(struct ibv_context *v, char *why, size_t len)
+{
+	struct ibv_device_attr_ex a;
+	uint32_t need = IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_WRITE;
+
+	memset(&a, 0, sizeof(a));
+	if (ibv_query_device_ex(v, NULL, &a)) {
+		snprintf(why, len, "%s: ibv_query_device_ex: %s",
+			 ibv_get_device_name(v->device), strerror(errno));
+		return false;
+	}
+	if (!(a.odp_caps.general_caps & IBV_ODP_SUPPORT) ||
+	    !(a.odp_caps.general_caps & IBV_ODP_SUPPORT_IMPLICIT) ||
+	    (a.odp_caps.per_transport_caps.rc_odp_caps & need) != need) {
+		snprintf(why, len, "%s has no implicit on-demand paging for RC RDMA Read/Write "
+			 "(odp general caps 0x%llx, rc 0x%x)", ibv_get_device_name(v->device),
+			 (unsigned long long)a.odp_caps.general_caps,
+			 a.odp_caps.per_transport_caps.rc_odp_caps);
+		return false;
+	}
+	snprintf(why, len, "%s supports implicit ODP", ibv_get_device_name(v->device));
+	return true;
+}
+
+/* Can the NIC take the memory as a plain (pinned) MR? */
+static bool dev_direct(struct ibv_context *v, const struct mem_ladder_in *in, char *why,
+		       size_t len)
+{
+	struct ibv_mr *mr = NULL;
+	struct ibv_pd *pd;
+	int e = 0;
+
+	if (!in->pmem) {
+		snprintf(why, len, "posix store: data passes through the registered bounce pool");
+		return false;
+	}
+	pd = ibv_alloc_pd(v);
+	if (!pd) {
+		snprintf(why, len, "%s: ibv_alloc_pd: %s", ibv_get_device_name(v->device),
+			 strerror(errno));
+		return false;
+	}
+	if (in->probe) {
+		mr = ibv_reg_mr(pd, in->probe, in->probe_len, IBV_ACCESS_LOCAL_WRITE);
+		e = errno;
+	}
+	if (mr) {
+		snprintf(why, len, "ibv_reg_mr of the %s mapping works on %s", in->kind,
+			 ibv_get_device_name(v->device));
+		ibv_dereg_mr(mr);
+	} else if (in->probe) {
+		snprintf(why, len, "ibv_reg_mr of the DAX mapping on %s: %s%s",
+			 ibv_get_device_name(v->device), strerror(e),
+			 e == EOPNOTSUPP ? " (the kernel refuses long-term pins of fsdax pages)" : "");
+	} else {
+		snprintf(why, len, "cannot map a probe file in %.200s", in->where);
+	}
+	ibv_dealloc_pd(pd);
+	return mr != NULL;
+}
+
+int mem_ladder_rung(struct ibv_context *v, const struct mem_ladder_in *in,
+		    enum mem_rung *out, char *why, size_t len)
+{
+	char dwhy[320], owhy[320];
+	bool direct, odp;
+
+	if (in->want == MEM_RUNG_BOUNCE) {
+		*out = MEM_RUNG_BOUNCE;
+		snprintf(why, len, "rdma registration = bounce");
+		return 0;
+	}
+	direct = dev_direct(v, in, dwhy, sizeof(dwhy));
+	odp = in->pmem && dev_odp(v, owhy, sizeof(owhy));
+	if (!in->pmem)
+		snprintf(owhy, sizeof(owhy), "posix store");
+	switch (in->want) {
+	case MEM_RUNG_DIRECT:
+		if (!direct) {
+			snprintf(why, len, "rdma registration = direct: %s", dwhy);
+			return -EINVAL;
+		}
+		break;
+	case MEM_RUNG_ODP:
+		if (!odp) {
+			snprintf(why, len, "rdma registration = odp: %s", owhy);
+			return -EINVAL;
+		}
+		*out = MEM_RUNG_ODP;
+		snprintf(why, len, "%s", owhy);
+		return 0;
+	default:
+		break;
+	}
+	if (direct) {
+		*out = MEM_RUNG_DIRECT;
+		snprintf(why, len, "%s", dwhy);
+	} else if (odp) {
+		*out = MEM_RUNG_ODP;
+		snprintf(why, len, "%s; %s", dwhy, owhy);
+	} else {
+		*out = MEM_RUNG_BOUNCE;
+		snprintf(why, len, "%s%s%s", dwhy, in->pmem ? "; " : "", in->pmem ? owhy : "");
+	}
+	return 0;
+}

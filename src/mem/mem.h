@@ -11,8 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct ibv_context;
 struct ibv_pd;
 struct ibv_mr;
+
+/* IBV_ACCESS_LOCAL_WRITE, for callers that include no verbs header */
+#define MEM_ACCESS_LOCAL_WRITE 1
 
 /*
  * How memory gets registered: reg returns 0 or a negative errno and an
@@ -35,6 +39,9 @@ extern const struct mem_reg_ops mem_verbs_ops;
 int mem_reg(struct ibv_pd *pd, void *addr, size_t len, int access,
 	    struct ibv_mr **out, char *msg, size_t msglen);
 int mem_dereg(struct ibv_mr *mr);
+/* An implicit on-demand-paging MR over the whole address space. */
+int mem_reg_odp(struct ibv_pd *pd, struct ibv_mr **out);
+uint32_t mem_mr_lkey(const struct ibv_mr *mr);
 /* Describe RLIMIT_MEMLOCK for an error message. */
 void mem_memlock_text(size_t want, char *msg, size_t msglen);
 
@@ -102,5 +109,35 @@ size_t mem_pool_size(const struct mem_pool *p);
 void *mem_pool_base(const struct mem_pool *p);
 size_t mem_pool_free_bytes(const struct mem_pool *p);
 void mem_pool_free(struct mem_pool **p);
+
+/* ---- the registration ladder ---- */
+
+/*
+ * Where the NIC may touch file memory, best first: direct (the mapping
+ * is a plain pinned MR: device DAX), odp (an implicit on-demand-paging
+ * MR covers mappings as they come), bounce (a registered DRAM pool and a
+ * copy). auto: the best allowed; none: no RDMA device to use.
+ */
+enum mem_rung { MEM_RUNG_AUTO, MEM_RUNG_DIRECT, MEM_RUNG_ODP, MEM_RUNG_BOUNCE,
+		MEM_RUNG_NONE };
+
+const char *mem_rung_name(enum mem_rung r);
+
+/* What one kind of memory asks of one device. */
+struct mem_ladder_in {
+	enum mem_rung want;		/* auto, or the rung asked for */
+	bool pmem;			/* file memory the NIC could reach (DAX) */
+	const char *kind;		/* "device-DAX", "DAX file": for messages */
+	void *probe;			/* memory like it, to try a plain MR on */
+	size_t probe_len;
+	const char *where;		/* for the message when there is no probe */
+};
+
+/*
+ * The best rung the device allows for that memory, or -EINVAL when the
+ * rung asked for is not possible; why says what was found either way.
+ */
+int mem_ladder_rung(struct ibv_context *v, const struct mem_ladder_in *in,
+		    enum mem_rung *out, char *why, size_t len);
 
 #endif

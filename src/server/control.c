@@ -578,7 +578,7 @@ static void status_shares(struct srv *s, struct gather *g, struct srv_out *o)
 				       "\"reads\": %llu, \"writes\": %llu, \"bytes_read\": %llu, "
 				       "\"bytes_written\": %llu},\n",
 				       sh->read_only ? "true" : "false", sh->guest_ok ? "true" : "false",
-				       sh->store == SRV_STORE_DAX ? "dax" : "posix", srv_rung_name(sh->rung),
+				       sh->store == SRV_STORE_DAX ? "dax" : "posix", mem_rung_name(sh->rung),
 				       files, (unsigned long long)mapped, (unsigned long long)mw,
 				       (unsigned long long)tw, (unsigned long long)t.ops[0],
 				       (unsigned long long)t.ops[1], (unsigned long long)t.bytes[0],
@@ -588,7 +588,7 @@ static void status_shares(struct srv *s, struct gather *g, struct srv_out *o)
 		srv_out_printf(o, "stats share [%s]: store %s rung %s dax_files %d dax_mapped %llu "
 			       "dax_mapped_writes %llu dax_fd_writes %llu reads %llu writes %llu "
 			       "bytes_read %llu bytes_written %llu\n", sh->name,
-			       sh->store == SRV_STORE_DAX ? "dax" : "posix", srv_rung_name(sh->rung),
+			       sh->store == SRV_STORE_DAX ? "dax" : "posix", mem_rung_name(sh->rung),
 			       files, (unsigned long long)mapped, (unsigned long long)mw,
 			       (unsigned long long)tw, (unsigned long long)t.ops[0],
 			       (unsigned long long)t.ops[1], (unsigned long long)t.bytes[0],

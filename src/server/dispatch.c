@@ -514,7 +514,6 @@ int srv_write_place(void *conn, const uint8_t *msg, size_t have, size_t total,
 	struct srv_tree *t;
 	struct smb2_fid fid;
 	struct srv_open *o;
-	struct dax_file *dax;
 	uint32_t len;
 	uint64_t off;
 	uint16_t doff;
@@ -532,7 +531,7 @@ int srv_write_place(void *conn, const uint8_t *msg, size_t have, size_t total,
 	fid.persistent = get_le64(w + 16);
 	fid.volatile_id = get_le64(w + 24);
 	if (get_le32(w + 32) != SMB2_CHANNEL_NONE || doff < SMB2_WRITE_REQ_DATA_OFF ||
-	    len < SRV_ZC_WRITE_MIN || doff > total || len > total - doff ||
+	    doff > total || len > total - doff ||
 	    len > SMB2_MAX_IO_SIZE || off > INT64_MAX || len > INT64_MAX - off)
 		return 0;
 	ch = srv_channel_find(c, h.session_id);
@@ -546,7 +545,7 @@ int srv_write_place(void *conn, const uint8_t *msg, size_t have, size_t total,
 	if (!o || o->tree_id != t->id || o->is_dir || t->read_only ||
 	    !(o->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) || !o->file ||
 	    atomic_load(&o->file->nlocks) ||	/* the WRITE checks them first */
-	    !(dax = o->file->dax) || !(win = dax_window(dax, off, len, true))) {
+	    !(win = srv_tcp_window(o, off, len, true))) {
 		/* growth, or past the mapping: the copy path */
 		srv_open_put(o);
 		srv_tree_put(t);
@@ -559,7 +558,7 @@ int srv_write_place(void *conn, const uint8_t *msg, size_t have, size_t total,
 	 * WRITE takes that count over.
 	 */
 	if (srv_chanseq_count(o, c, &h, &c->place.cseq)) {
-		dax_window_put(dax);
+		o->sf.ops->window_put(&o->sf);
 		srv_open_put(o);
 		return 0;
 	}
@@ -581,7 +580,7 @@ void srv_write_place_release(void *conn, struct xprt_place *p)
 	if (!pl)
 		return;
 	srv_chanseq_done(&pl->cseq);
-	dax_window_put(pl->o->file->dax);
+	pl->o->sf.ops->window_put(&pl->o->sf);
 	srv_open_put(pl->o);
 	pl->o = NULL;
 	memset(p, 0, sizeof(*p));

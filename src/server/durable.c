@@ -446,7 +446,7 @@ static int restore_open(struct srv_share *sh, const struct srv_jrec *r, void *ar
 		ret = -ENOMEM;
 		goto out_close;
 	}
-	o->fd = rc.fd;
+	srv_open_store_init(o, rc.fd);
 	o->srv = srv;
 	o->share = sh;
 	o->ident = id;
@@ -473,7 +473,7 @@ static int restore_open(struct srv_share *sh, const struct srv_jrec *r, void *ar
 	if (!r->is_dir) {
 		ret = srv_ident_enter(o->ident);
 		if (!ret)
-			ret = srv_file_attach_dax(sh, f, o->fd);
+			ret = srv_open_bind_store(o);
 		srv_ident_enter(NULL);
 		if (ret)
 			goto out_put_file;

@@ -16,76 +16,25 @@
 #include "server/server.h"
 #include "util/log.h"
 
-static struct dax_file *dax_of(const struct srv_open *o)
+void srv_open_store_init(struct srv_open *o, int fd)
 {
-	return o->file && !o->is_dir ? o->file->dax : NULL;
-}
-
-static ssize_t file_preadv(struct srv_open *o, const struct iovec *iov, int n, uint64_t off)
-{
-	struct dax_file *d = dax_of(o);
-
-	return d ? dax_preadv(d, iov, n, off) : store_preadv(o->fd, iov, n, off);
-}
-
-static ssize_t file_pwritev(struct srv_open *o, const struct iovec *iov, int n,
-			    uint64_t off, bool sync)
-{
-	struct dax_file *d = dax_of(o);
-
-	return d ? dax_pwritev(d, iov, n, off) : store_pwritev(o->fd, iov, n, off, sync);
-}
-
-/* DAX data is persistent already; fdatasync still covers metadata. */
-static int file_flush(struct srv_open *o)
-{
-	struct dax_file *d = dax_of(o);
-
-	if (d && dax_is_device(d))
-		return 0;
-	return store_flush(o->fd);
-}
-
-static int file_truncate(struct srv_open *o, uint64_t size)
-{
-	struct dax_file *d = dax_of(o);
-
-	return d ? dax_truncate(d, size) : store_truncate(o->fd, size);
-}
-
-static int file_allocate(struct srv_open *o, uint64_t size)
-{
-	struct dax_file *d = dax_of(o);
-
-	return d ? dax_allocate(d, size) : store_allocate(o->fd, size);
-}
-
-static const struct srv_data_ops file_ops = {
-	.preadv = file_preadv,
-	.pwritev = file_pwritev,
-	.flush = file_flush,
-	.truncate = file_truncate,
-	.allocate = file_allocate,
-	.size = NULL,			/* fstat's */
-};
-
-/* The one place an open's data path is chosen: its file or a stream. */
-static const struct srv_data_ops *ops_of(const struct srv_open *o)
-{
-	return o->file && o->file->stream ? &srv_stream_ops : &file_ops;
+	o->fd = fd;
+	o->sf.ops = &store_posix_ops;
+	o->sf.fd = fd;
+	o->sf.direct_fd = -1;
+	o->sf.dax = NULL;
 }
 
 int srv_fstat(struct srv_open *o, struct stat *st)
 {
-	const struct srv_data_ops *ops = ops_of(o);
 	uint64_t size;
 	int ret;
 
 	if (fstat(o->fd, st))
 		return -errno;
-	if (!ops->size)
+	if (!o->sf.ops->size)
 		return 0;
-	ret = ops->size(o, &size);
+	ret = o->sf.ops->size(&o->sf, &size);
 	if (!ret) {
 		st->st_size = (off_t)size;
 		st->st_blocks = (blkcnt_t)((size + 511) / 512);
@@ -95,28 +44,35 @@ int srv_fstat(struct srv_open *o, struct stat *st)
 
 ssize_t srv_preadv(struct srv_open *o, const struct iovec *iov, int n, uint64_t off)
 {
-	return ops_of(o)->preadv(o, iov, n, off);
+	return o->sf.ops->preadv(&o->sf, iov, n, off);
 }
 
 ssize_t srv_pwritev(struct srv_open *o, const struct iovec *iov, int n,
 		    uint64_t off, bool sync)
 {
-	return ops_of(o)->pwritev(o, iov, n, off, sync);
+	return o->sf.ops->pwritev(&o->sf, iov, n, off, sync);
 }
 
 int srv_fflush(struct srv_open *o)
 {
-	return ops_of(o)->flush(o);
+	return o->sf.ops->flush(&o->sf);
 }
 
 int srv_ftruncate(struct srv_open *o, uint64_t size)
 {
-	return ops_of(o)->truncate(o, size);
+	return o->sf.ops->truncate(&o->sf, size);
 }
 
 int srv_fallocate(struct srv_open *o, uint64_t size)
 {
-	return ops_of(o)->allocate(o, size);
+	return o->sf.ops->allocate(&o->sf, size);
+}
+
+void *srv_tcp_window(struct srv_open *o, uint64_t off, uint32_t len, bool write)
+{
+	if (len < (write ? SRV_ZC_WRITE_MIN : SRV_ZC_READ_MIN))
+		return NULL;
+	return o->sf.ops->window(&o->sf, off, len, write);
 }
 
 /*
@@ -125,9 +81,7 @@ int srv_fallocate(struct srv_open *o, uint64_t size)
  */
 static bool on_device(const struct srv_open *o)
 {
-	struct dax_file *d = dax_of(o);
-
-	return (d && dax_is_device(d)) || ops_of(o) != &file_ops;
+	return !(o->sf.ops->flags & STORE_EXTENTS);
 }
 
 int srv_punch(struct srv_open *o, uint64_t off, uint64_t len)
@@ -176,7 +130,6 @@ bool srv_share_reflinks(struct srv_share *sh, const struct srv_ident *back)
 int srv_copy_range(struct srv_open *src, uint64_t src_off, struct srv_open *dst,
 		   uint64_t dst_off, uint64_t len, uint64_t *copied)
 {
-	struct dax_file *ds = dax_of(src), *dd = dax_of(dst);
 	const size_t step = 1u << 20;
 	struct iovec iov;
 	uint64_t done = 0;
@@ -186,10 +139,9 @@ int srv_copy_range(struct srv_open *src, uint64_t src_off, struct srv_open *dst,
 
 	*copied = 0;
 	/* a stream's data is no file range: copied through the buffers */
-	if (!(ds && dax_is_device(ds)) && !(dd && dax_is_device(dd)) &&
-	    ops_of(src) == &file_ops && ops_of(dst) == &file_ops) {
+	if (!on_device(src) && !on_device(dst)) {
 		ret = store_copy_range(src->fd, src_off, dst->fd, dst_off, len, copied);
-		if (!ret && dd && *copied)
+		if (!ret && dst->sf.ops->flags & STORE_PERSISTENT && *copied)
 			ret = store_flush(dst->fd);
 		return ret;
 	}
@@ -197,7 +149,7 @@ int srv_copy_range(struct srv_open *src, uint64_t src_off, struct srv_open *dst,
 	if (!iov.iov_base)
 		return -ENOMEM;
 	/* overlapping ranges of one device, destination above: back to front */
-	backward = ds == dd && dst_off > src_off && dst_off - src_off < len;
+	backward = src->sf.dax && src->sf.dax == dst->sf.dax && dst_off > src_off && dst_off - src_off < len;
 	while (done < len) {
 		uint64_t chunk = len - done < step ? len - done : step;
 		uint64_t at = backward ? len - done - chunk : done;
@@ -232,7 +184,7 @@ int srv_copy_range(struct srv_open *src, uint64_t src_off, struct srv_open *dst,
  * as their users (this runs in CREATE, as the tree's identity): it gets
  * no access the kernel did not give one of them.
  */
-int srv_file_attach_dax(struct srv_share *sh, struct srv_file *f, int fd)
+static int attach_dax(struct srv_share *sh, struct srv_file *f, int fd)
 {
 	char why[256];
 	struct stat st;
@@ -279,28 +231,21 @@ out:
 }
 
 /*
- * A second descriptor of the file with O_DIRECT, for transfers whose
- * offset, lengths and buffers are aligned (io_uring from the bounce
- * pool). -1 where the file system has no O_DIRECT (tmpfs).
+ * A second descriptor of the file with O_DIRECT, for async transfers
+ * whose offset, lengths and buffers are aligned (io_uring from the
+ * bounce pool). Opened again by name, as the open's user (the kernel
+ * checks it as it checked the open), and only if the name still leads
+ * to the same file. -1 where the file system has no O_DIRECT (tmpfs).
  */
-struct direct_call {
-	struct srv_open *o;
-	bool write;
-};
-
-/* Opened again by name (the kernel checks it as it checked the open). */
-static int reopen_direct(void *arg)
+static int reopen_direct(struct srv_open *o, bool write)
 {
-	struct direct_call *dc = arg;
-	struct srv_open *o = dc->o;
 	char path[4096];
 	struct stat a, b;
 	int fd = -1;
 
 	if (srv_file_path(o->file, path, sizeof(path)) ||
-	    store_open(&o->share->root, path, (dc->write ? O_RDWR : O_RDONLY) | O_DIRECT, 0, &fd))
+	    store_open(&o->share->root, path, (write ? O_RDWR : O_RDONLY) | O_DIRECT, 0, &fd))
 		return -1;
-	/* only if the name still leads to the same file */
 	if (fstat(fd, &a) || fstat(o->fd, &b) || a.st_dev != b.st_dev ||
 	    a.st_ino != b.st_ino) {
 		close(fd);
@@ -310,35 +255,57 @@ static int reopen_direct(void *arg)
 }
 
 /*
- * Each twin is opened once per file, by the first I/O that wants it;
- * I/O that comes while it is being opened takes the buffered path. A
- * read may use the read-write twin. No lock: the READ/WRITE path must
- * not meet other files' I/O on one.
+ * Each twin is opened once per file, by the first open that needs it,
+ * under the file's own lock; a read-only open may use the read-write
+ * twin. Transfers then only read o->sf.direct_fd: no lock, no fcntl.
  */
-int srv_file_direct_fd(struct srv_open *o, bool write)
+static int direct_fd(struct srv_open *o)
 {
 	struct srv_file *f = o->file;
-	struct direct_call dc = { o, write };
-	int expect = SRV_DIRECT_UNTRIED, fd;
+	bool write = o->access & (FILE_WRITE_DATA | FILE_APPEND_DATA);
 
-	if (!f || o->is_dir || o->path_only || ops_of(o) != &file_ops)
-		return -1;
-	if (atomic_load_explicit(&f->direct_state[write], memory_order_acquire) == SRV_DIRECT_DONE)
-		return f->direct_fd[write];
-	if (!write && atomic_load_explicit(&f->direct_state[1], memory_order_acquire) ==
-	    SRV_DIRECT_DONE && f->direct_fd[1] >= 0)
+	if (!write && atomic_load_explicit(&f->direct_done[1], memory_order_acquire) &&
+	    f->direct_fd[1] >= 0)
 		return f->direct_fd[1];
-	if (!atomic_compare_exchange_strong(&f->direct_state[write], &expect,
-					    SRV_DIRECT_OPENING))
-		return -1;
-	/*
-	 * As the open's user: the server itself may not be allowed to open
-	 * it (a user's 0600 file), and must not be where the user is not.
-	 */
-	fd = srv_ident_run(o->ident, reopen_direct, &dc);
-	f->direct_fd[write] = fd >= 0 ? fd : -1;
-	atomic_store_explicit(&f->direct_state[write], SRV_DIRECT_DONE, memory_order_release);
+	if (!atomic_load_explicit(&f->direct_done[write], memory_order_acquire)) {
+		pthread_mutex_lock(&f->dax_lock);
+		if (!atomic_load_explicit(&f->direct_done[write], memory_order_relaxed)) {
+			f->direct_fd[write] = reopen_direct(o, write);
+			atomic_store_explicit(&f->direct_done[write], true, memory_order_release);
+		}
+		pthread_mutex_unlock(&f->dax_lock);
+	}
 	return f->direct_fd[write];
+}
+
+/*
+ * The one place an open's store is chosen. Attributes-only opens,
+ * directories and streams (bound to srv_stream_ops at their CREATE)
+ * keep what they have. Runs as the open's user.
+ */
+int srv_open_bind_store(struct srv_open *o)
+{
+	struct srv_share *sh = o->share;
+	struct srv_file *f = o->file;
+	int ret;
+
+	if (!f || o->is_dir || o->path_only || f->stream)
+		return 0;
+	ret = attach_dax(sh, f, o->fd);
+	if (ret)
+		return ret;
+	o->sf.fd = o->fd;
+	if (f->dax) {
+		o->sf.dax = f->dax;
+		o->sf.ops = f->dax == sh->devdax ? &store_devdax_ops : &store_dax_ops;
+		return 0;
+	}
+	/* the bounce rung of an RDMA listener moves data on the worker's ring */
+	if (sh->rung == MEM_RUNG_BOUNCE) {
+		o->sf.direct_fd = direct_fd(o);
+		o->sf.ops = &store_uring_ops;
+	}
+	return 0;
 }
 
 void srv_file_detach_dax(struct srv_share *sh, struct srv_file *f)

@@ -45,7 +45,7 @@ static int rdma_dev_node(struct ibv_context *v, char *name, size_t len)
 	char path[512];
 	int node;
 
-	snprintf(name, len, "%s", ibv_get_device_name(v->device));
+	snprintf(name, len, "%s", smbd_dev_name(v));
 	snprintf(path, sizeof(path), "%s/class/infiniband/%s/device/numa_node", sysfs_root(), name);
 	node = read_node(path);
 	if (node < 0) {

@@ -53,8 +53,8 @@ static const struct srv_opt_word w_store[] = {
 };
 
 static const struct srv_opt_word w_rung[] = {
-	{ "auto", SRV_RUNG_AUTO }, { "direct", SRV_RUNG_DIRECT }, { "odp", SRV_RUNG_ODP },
-	{ "bounce", SRV_RUNG_BOUNCE }, { NULL, 0 }
+	{ "auto", MEM_RUNG_AUTO }, { "direct", MEM_RUNG_DIRECT }, { "odp", MEM_RUNG_ODP },
+	{ "bounce", MEM_RUNG_BOUNCE }, { NULL, 0 }
 };
 
 static const struct srv_opt_word w_map_ro[] = {

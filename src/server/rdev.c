@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rdma/rdma_cma.h>
-
 #include "server/server.h"
 #include "util/log.h"
 
@@ -37,7 +35,8 @@ static void rdev_share_mrs(struct srv_worker *w, struct srv_rdev *d)
 {
 	struct srv_config *cfg = w->srv->cfg;
 	struct ibv_mr *odp = NULL;
-	int i;
+	char msg[256] = "";
+	int i, ret;
 
 	d->share_mr = calloc((size_t)cfg->nshares, sizeof(*d->share_mr));
 	if (!d->share_mr)
@@ -48,19 +47,18 @@ static void rdev_share_mrs(struct srv_worker *w, struct srv_rdev *d)
 		size_t len;
 		void *base;
 
-		if (sh->rung == SRV_RUNG_DIRECT && sh->devdax) {
+		if (sh->rung == MEM_RUNG_DIRECT && sh->devdax) {
 			base = dax_base(sh->devdax, &len);
-			d->share_mr[i] = ibv_reg_mr(d->pd, base, len, IBV_ACCESS_LOCAL_WRITE);
-			if (!d->share_mr[i])
+			ret = mem_reg(d->pd, base, len, MEM_ACCESS_LOCAL_WRITE, &d->share_mr[i],
+				      msg, sizeof(msg));
+			if (ret)
 				pr_warn("worker %d: [%s] registering the device mapping: %s; using the bounce pool",
-					w->idx, sh->name, strerror(errno));
-		} else if (sh->rung == SRV_RUNG_ODP) {
-			if (!odp)
-				odp = ibv_reg_mr(d->pd, NULL, SIZE_MAX,
-						 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
-			if (!odp)
+					w->idx, sh->name, msg[0] ? msg : strerror(-ret));
+		} else if (sh->rung == MEM_RUNG_ODP) {
+			ret = odp ? 0 : mem_reg_odp(d->pd, &odp);
+			if (ret)
 				pr_warn("worker %d: [%s] implicit ODP MR: %s; using the bounce pool",
-					w->idx, sh->name, strerror(errno));
+					w->idx, sh->name, strerror(-ret));
 			d->share_mr[i] = odp;
 		}
 	}
@@ -79,21 +77,21 @@ static struct ibv_pd *pd_for(void *arg, struct ibv_context *verbs)
 	if (w->nrdev == SRV_MAX_RDEV)
 		return NULL;
 	d = &w->rdev[w->nrdev];
-	d->pd = ibv_alloc_pd(verbs);
+	d->pd = smbd_pd_alloc(verbs);
 	if (!d->pd)
 		return NULL;
 	d->verbs = verbs;
 	list_init(&d->waiters);
 	ret = mem_pool_new(d->pd, w->srv->cfg->bounce_size, BOUNCE_UNIT,
-			   IBV_ACCESS_LOCAL_WRITE, &d->bounce, msg, sizeof(msg));
+			   MEM_ACCESS_LOCAL_WRITE, &d->bounce, msg, sizeof(msg));
 	if (ret)
 		pr_err("worker %d: RDMA bounce pool of %zu MiB on %s: %s", w->idx,
 		       w->srv->cfg->bounce_size >> 20,
-		       ibv_get_device_name(verbs->device), msg[0] ? msg : strerror(-ret));
+		       smbd_dev_name(verbs), msg[0] ? msg : strerror(-ret));
 	else
 		pr_info("worker %d: %zu MiB bounce pool registered on %s", w->idx,
 			w->srv->cfg->bounce_size >> 20,
-			ibv_get_device_name(verbs->device));
+			smbd_dev_name(verbs));
 	rdev_share_mrs(w, d);
 	if (d->bounce && w->ring) {
 		ret = store_ring_set_buffer(w->ring, w->nrdev, mem_pool_base(d->bounce),
@@ -119,13 +117,13 @@ void srv_rdev_cleanup(struct srv_worker *w)
 
 			if (!mr || mr == odp)
 				continue;
-			if (w->srv->cfg->shares[j]->rung == SRV_RUNG_ODP)
+			if (w->srv->cfg->shares[j]->rung == MEM_RUNG_ODP)
 				odp = mr;
-			ibv_dereg_mr(mr);
+			mem_dereg(mr);
 		}
 		free(d->share_mr);
 		mem_pool_free(&d->bounce);
-		ibv_dealloc_pd(d->pd);
+		smbd_pd_free(d->pd);
 	}
 	w->nrdev = 0;
 }
@@ -149,7 +147,7 @@ int srv_conn_new_rdma(struct srv_worker *w, struct smbd_pending *p,
 		x->ops->destroy(x);
 		return ret;
 	}
-	(*out)->rdev = rdev_find(w, smbd_pd(x)->context);
+	(*out)->rdev = rdev_find(w, smbd_verbs(x));
 	return 0;
 }
 

@@ -126,10 +126,10 @@ static void share_update(struct srv_config *live, struct srv_share *old,
 static void share_rung(struct srv *s, struct srv_share *sh)
 {
 	if (!s->nrdma_listen) {
-		sh->rung = SRV_RUNG_NONE;
+		sh->rung = MEM_RUNG_NONE;
 		return;
 	}
-	sh->rung = SRV_RUNG_BOUNCE;
+	sh->rung = MEM_RUNG_BOUNCE;
 	snprintf(sh->rung_why, sizeof(sh->rung_why),
 		 "added by a reload: registered bounce pool (direct and odp are chosen at start)");
 }

@@ -71,11 +71,11 @@ void srv_rbuf_put(struct srv_rbuf *rb)
 	struct srv_worker *w = rb->w;
 
 	/* a READ sent from a DAX mapping: the window and the open go now */
-	if (rb->hold_dax)
-		dax_window_put(rb->hold_dax);
+	if (rb->hold_window)
+		rb->hold_open->sf.ops->window_put(&rb->hold_open->sf);
 	if (rb->hold_open)
 		srv_open_put(rb->hold_open);
-	rb->hold_dax = NULL;
+	rb->hold_window = false;
 	rb->hold_open = NULL;
 	rb->xb.tail = NULL;
 	rb->xb.tail_len = 0;

@@ -62,13 +62,10 @@ enum srv_signing { SRV_SIGN_AUTO, SRV_SIGN_MANDATORY, SRV_SIGN_DISABLED };
 /* share option "store": auto picks dax when the share is on a DAX mount */
 enum srv_store { SRV_STORE_AUTO, SRV_STORE_POSIX, SRV_STORE_DAX };
 /*
- * The registration ladder (where the NIC may touch file memory), chosen
- * per share at start: direct (the mapping is an MR: zero copy), odp (an
- * on-demand-paging MR over it), bounce (a registered DRAM pool and a CPU
- * copy). "rdma registration" = auto picks the best one that works.
+ * The registration ladder (where the NIC may touch file memory: enum
+ * mem_rung, mem/mem.h) is chosen per share at start (ladder.c);
+ * "rdma registration" = auto picks the best one that works.
  */
-enum srv_rung { SRV_RUNG_AUTO, SRV_RUNG_DIRECT, SRV_RUNG_ODP, SRV_RUNG_BOUNCE,
-		SRV_RUNG_NONE /* no RDMA listener */ };
 /* off: no cipher; auto: clients may encrypt; desired: ask capable
  * clients to; required: refuse unencrypted sessions (Samba's values). */
 enum srv_encrypt { SRV_ENC_OFF, SRV_ENC_AUTO, SRV_ENC_DESIRED, SRV_ENC_REQUIRED };
@@ -136,7 +133,7 @@ struct srv_share {
 	int idx;			/* in srv_config.shares */
 	enum srv_store store_want, store;
 	char store_why[640];
-	enum srv_rung rung_want, rung;
+	enum mem_rung rung_want, rung;
 	char rung_why[700];
 	/* made before the capability drop, for the ladder's direct probe */
 	struct dax_file *rung_probe;
@@ -268,7 +265,7 @@ struct srv_rbuf {
 	struct srv_rbuf *next_free;
 	/* xb.tail points into this open's DAX mapping until sent */
 	struct srv_open *hold_open;
-	struct dax_file *hold_dax;
+	bool hold_window;		/* hold_open's store window is the tail */
 };
 
 /*
@@ -306,9 +303,13 @@ struct srv_file {
 	pthread_mutex_t dax_lock;
 	struct dax_file *dax;
 	atomic_bool dax_done;
-	/* O_DIRECT twins for aligned I/O, read-only [0] and read-write [1] */
+	/*
+	 * O_DIRECT twins for aligned async I/O, read-only [0] and read-write
+	 * [1], opened by the first open that wants one (dax_lock; done once
+	 * the attempt is over).
+	 */
 	int direct_fd[2];		/* or -1 */
-	atomic_int direct_state[2];	/* SRV_DIRECT_* */
+	atomic_bool direct_done[2];
 	/* an alternate data stream: its xattr (file and shard locks to change) */
 	char *stream;
 	struct srv_file *base;		/* a stream's: its file (a reference) */
@@ -318,8 +319,6 @@ struct srv_file {
 	struct timespec wt;
 	uint64_t wt_due;		/* ms: the delayed update, 0 none */
 };
-
-enum { SRV_DIRECT_UNTRIED, SRV_DIRECT_OPENING, SRV_DIRECT_DONE };
 
 /*
  * The state that SMB3 lets outlive a connection or span several lives in
@@ -345,6 +344,7 @@ struct srv_open {
 	struct srv_file *file;
 	struct srv_ident *ident;	/* who opened it */
 	int fd;
+	struct store_file sf;		/* its data: store ops bound at open (fileio.c) */
 	struct srv_pipe *pipe;		/* a named pipe on IPC$ (rpc_srv.c) */
 	bool is_dir;
 	bool path_only;			/* O_PATH: attributes only */
@@ -624,7 +624,6 @@ struct srv_rio {
 	struct smbd_sge sge[SRV_MAX_SEG];
 	void *win;			/* zero-copy: the file mapping's range */
 	struct store_rw srw;		/* io_uring transfer to/from the bounce */
-	bool dax_tail;			/* a DAX file's growth, on the ring */
 	struct srv_chanseq cseq;
 	void (*cancel)(struct srv_rio *io);	/* dropped while it waits */
 	uint64_t start_ns;		/* its request's dispatch (metrics) */
@@ -1289,19 +1288,10 @@ int srv_reparse_get(struct srv_open *o, struct wcur *d);
 int srv_reparse_set(struct srv_req *req, struct srv_open *o, const uint8_t *p, size_t len);
 
 /*
- * Where an open's data is: the file (store or DAX mapping, fileio.c) or
- * an alternate data stream (an xattr, streams.c). Chosen once per open.
+ * An open's data goes through the store ops it was bound to when it was
+ * opened (srv_open.sf): the file's store or, for an alternate data
+ * stream, srv_stream_ops (streams.c).
  */
-struct srv_data_ops {
-	ssize_t (*preadv)(struct srv_open *o, const struct iovec *iov, int n, uint64_t off);
-	ssize_t (*pwritev)(struct srv_open *o, const struct iovec *iov, int n,
-			   uint64_t off, bool sync);
-	int (*flush)(struct srv_open *o);
-	int (*truncate)(struct srv_open *o, uint64_t size);
-	int (*allocate)(struct srv_open *o, uint64_t size);
-	int (*size)(struct srv_open *o, uint64_t *size);
-};
-
 /*
  * ---- alternate data streams (streams.c) ----
  *
@@ -1312,7 +1302,7 @@ struct srv_data_ops {
 #define SRV_STREAM_PREFIX "user.DosStream."
 #define SRV_STREAM_SUFFIX ":$DATA"
 #define SRV_STREAM_XNAME_MAX 256	/* XATTR_NAME_MAX + 1 */
-extern const struct srv_data_ops srv_stream_ops;
+extern const struct store_ops srv_stream_ops;
 /* The xattr of stream name on fd: 1 it exists (any case), 0 not; -errno. */
 int srv_stream_lookup(int fd, const char *name, char *xname, size_t cap);
 /* Make it empty (excl: only if it is not there). */
@@ -1332,7 +1322,20 @@ void srv_stream_info(struct srv_open *o, struct fscc_info *fi);
 /* Delete on close: the xattr goes (as the calling thread's identity). */
 int srv_stream_remove(struct srv_share *sh, const char *path, const char *xname);
 
-/* File data and metadata of an open, through the share's store. */
+/*
+ * File data and metadata of an open, through the store ops bound to it:
+ * srv_open_store_init at its creation (posix on its descriptor), then
+ * srv_open_bind_store once it has joined its file (as its user: maps a
+ * DAX file, opens the O_DIRECT twin where async transfers will use it).
+ */
+void srv_open_store_init(struct srv_open *o, int fd);
+int srv_open_bind_store(struct srv_open *o);
+/*
+ * TCP zero copy, decided here only: the open's store memory for a READ
+ * sent from it or a WRITE received into it, or NULL (copy). Given back
+ * with o->sf.ops->window_put.
+ */
+void *srv_tcp_window(struct srv_open *o, uint64_t off, uint32_t len, bool write);
 int srv_fstat(struct srv_open *o, struct stat *st);
 ssize_t srv_preadv(struct srv_open *o, const struct iovec *iov, int n, uint64_t off);
 /* sync: WRITE_THROUGH (a DAX store is always durable on return) */
@@ -1341,8 +1344,6 @@ ssize_t srv_pwritev(struct srv_open *o, const struct iovec *iov, int n,
 int srv_fflush(struct srv_open *o);
 int srv_ftruncate(struct srv_open *o, uint64_t size);
 int srv_fallocate(struct srv_open *o, uint64_t size);
-/* The open's O_DIRECT descriptor for aligned transfers, or -1. */
-int srv_file_direct_fd(struct srv_open *o, bool write);
 /*
  * Holes and extents (store.h: store_punch, store_data_range, store_clone);
  * a device-DAX share is all data and cannot punch or clone.
@@ -1355,8 +1356,7 @@ int srv_clone(struct srv_open *src, uint64_t src_off, struct srv_open *dst,
 bool srv_share_reflinks(struct srv_share *sh, const struct srv_ident *back);
 int srv_copy_range(struct srv_open *src, uint64_t src_off, struct srv_open *dst,
 		   uint64_t dst_off, uint64_t len, uint64_t *copied);
-/* Attach the DAX mapping to a newly opened regular file of a DAX share. */
-int srv_file_attach_dax(struct srv_share *sh, struct srv_file *f, int fd);
+/* The file's last reference: its mapping and O_DIRECT twins go. */
 void srv_file_detach_dax(struct srv_share *sh, struct srv_file *f);
 /* Choose a share's store at start; errors go to stderr. */
 int srv_store_select(struct srv_share *sh);
@@ -1369,7 +1369,6 @@ void srv_store_release(struct srv_share *sh);
 void srv_ladder_prepare(struct srv *s);
 int srv_ladder_select(struct srv *s);
 void srv_ladder_done(struct srv *s);
-const char *srv_rung_name(enum srv_rung r);
 /* NUMA: choose the workers' node (before they start); bind a worker. */
 int srv_numa_plan(struct srv *s);
 void srv_numa_enter(struct srv_worker *w);

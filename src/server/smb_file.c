@@ -628,7 +628,7 @@ static struct srv_open *open_new(struct srv_req *req, struct srv_tree *t, int fd
 
 	if (!o)
 		return NULL;
-	o->fd = fd;
+	srv_open_store_init(o, fd);
 	o->srv = req->conn->srv;
 	o->share = t->share;
 	o->ident = srv_ident_get(t->ident);
@@ -660,7 +660,7 @@ static int create_pipe(struct srv_req *req, const struct smb2_create_req *r)
 	ret = srv_pipe_open(req->conn->srv, name, &o->pipe);
 	if (ret)
 		goto out_free_open;
-	o->fd = -1;
+	srv_open_store_init(o, -1);
 	o->share = req->tree->share;
 	o->access = r->desired_access;
 	o->share_access = r->share_access;
@@ -784,6 +784,7 @@ static int create_stream(struct srv_req *req, const struct smb2_create_req *r,
 		ret = -ENOMEM;
 		goto out_free_open;
 	}
+	o->sf.ops = &srv_stream_ops;
 	if (srv_file_delete_pending(o->file->base)) {
 		ret = -E_SMB_DELETE_PENDING;
 		goto out_put_file;
@@ -1124,7 +1125,7 @@ int smb_create(struct srv_req *req)
 	ret = create_join_file(req, o, &cx, r.disposition);
 	if (ret)
 		goto out_put_file;
-	ret = path_only ? 0 : srv_file_attach_dax(sh, o->file, fd);
+	ret = srv_open_bind_store(o);
 	if (ret)
 		goto out_leave_file;
 	if (truncate) {
@@ -1258,21 +1259,19 @@ done:
 static int read_from_mapping(struct srv_req *req, struct srv_open *o,
 			     const struct smb2_read_req *r)
 {
-	struct dax_file *dax = o->file ? o->file->dax : NULL;
 	struct srv_session *s = req->sess;
 	struct smb2_read_rsp rsp = { 0 };
 	struct srv_rbuf *rb = req->rb;
 	void *win;
 
-	if (!dax || !req->single || req->encrypted || r->length < SRV_ZC_READ_MIN ||
-	    rb->hold_dax || (s && s->have_key &&
-			     (s->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED)))
+	if (!req->single || req->encrypted || rb->hold_window ||
+	    (s && s->have_key && (s->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED)))
 		return 1;
-	win = dax_window(dax, r->offset, r->length, false);
+	win = srv_tcp_window(o, r->offset, r->length, false);
 	if (!win)
-		return 1;		/* past the mapped part or EOF: the copy path */
+		return 1;		/* no mapping there, or small: the copy path */
 	if (srv_req_room(req, 16)) {
-		dax_window_put(dax);
+		o->sf.ops->window_put(&o->sf);
 		return -ENOMEM;
 	}
 	rsp.data_offset = SMB2_READ_RSP_DATA_OFF;
@@ -1280,7 +1279,7 @@ static int read_from_mapping(struct srv_req *req, struct srv_open *o,
 	smb2_read_rsp_encode(&req->w, &rsp);
 	rb->xb.tail = win;
 	rb->xb.tail_len = r->length;
-	rb->hold_dax = dax;
+	rb->hold_window = true;
 	rb->hold_open = o;
 	srv_open_ref(o);
 	o->position = r->offset + r->length;
@@ -1478,7 +1477,7 @@ int smb_write(struct srv_req *req)
 	srv_wt_write(o);
 	if (placed && req->conn->place.o == o) {
 		/* the payload is in the mapping already: make it persistent */
-		dax_persist(o->file->dax, pl->dst, pl->len);
+		o->sf.ops->persist(&o->sf, pl->dst, pl->len);
 		req->conn->stats.tcp_zero_copy_bytes += pl->len;
 		n = (ssize_t)pl->len;
 		srv_write_place_release(req->conn, pl);

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include <fcntl.h>
-#include <rdma/rdma_cma.h>
 
 #include "proto/ntstatus.h"
 #include "server/server.h"
@@ -33,7 +32,7 @@ static void rio_free(struct srv_rio *io)
 	if (io->nseg)
 		mem_pool_put(d->bounce, io->seg, io->nseg);
 	if (io->win)
-		dax_window_put(io->o->file->dax);
+		io->o->sf.ops->window_put(&io->o->sf);
 	io->c->rio_active--;
 	srv_chanseq_done(&io->cseq);
 	srv_open_put(io->o);
@@ -107,26 +106,19 @@ static void write_stored(struct store_rw *srw);
 static void read_loaded(struct store_rw *srw);
 
 /*
- * POSIX store with a worker ring: the bounce segments go to or come from
- * the file through io_uring (fixed buffers; O_DIRECT when aligned), and
- * the request continues in write_stored/read_loaded. False: do it inline.
+ * The bounce segments go to or come from the file asynchronously where
+ * the open's store can (io_uring, fixed buffers), and the request goes
+ * on in write_stored/read_loaded. False: do it inline.
  */
 static bool rio_store_async(struct srv_rio *io)
 {
 	struct srv_conn *c = io->c;
 	struct srv_worker *w = c->w;
 	struct store_rw *srw = &io->srw;
-	struct dax_file *dax = io->o->file ? io->o->file->dax : NULL;
-	int i, dfd, tfd = -1;
+	struct store_file *sf = &io->o->sf;
+	int i;
 
-	if (!w->ring || io->nseg > STORE_RW_MAX_SEG)
-		return false;
-	/*
-	 * DAX: growth goes through the file system with RWF_DSYNC (a journal
-	 * commit); on the ring several of them share commits. The rest is
-	 * a CPU copy into the mapping, done inline.
-	 */
-	if (dax && (!io->write || (tfd = dax_tail_fd(dax, io->offset)) < 0))
+	if (io->nseg > STORE_RW_MAX_SEG)
 		return false;
 	memset(srw, 0, sizeof(*srw));
 	srw->write = io->write;
@@ -137,24 +129,12 @@ static bool rio_store_async(struct srv_rio *io)
 		srw->iov[i].iov_base = io->seg[i].addr;
 		srw->iov[i].iov_len = io->seg[i].len;
 	}
-	if (io->write)
-		srw->rwflags = io->write_through ? RWF_DSYNC : 0;
-	srw->fd = io->o->fd;
-	if (tfd >= 0) {
-		srw->fd = tfd;
-		srw->rwflags = RWF_DSYNC;
-		io->dax_tail = true;
-	} else if (store_rw_aligned(srw, 4096)) {
-		dfd = srv_file_direct_fd(io->o, io->write);
-		if (dfd >= 0) {
-			srw->fd = dfd;
-			w->uring_direct_ops++;
-		}
-	}
+	srw->rwflags = io->write && io->write_through ? RWF_DSYNC : 0;
 	srw->done = io->write ? write_stored : read_loaded;
-	if (store_ring_submit(w->ring, srw))
+	if (sf->ops->submit(sf, w->ring, srw))
 		return false;
 	w->uring_ops++;
+	w->uring_direct_ops += srw->direct;
 	c->store_active++;
 	return true;
 }
@@ -173,7 +153,7 @@ static void write_done(struct smbd_rw *rw)
 	}
 	if (io->win) {
 		/* the NIC wrote the file's memory: flush it to persistence */
-		dax_persist(io->o->file->dax, io->win, io->length);
+		io->o->sf.ops->persist(&io->o->sf, io->win, io->length);
 		n = io->length;
 		io->c->stats.zero_copy_bytes += (uint64_t)n;
 		goto done;
@@ -210,8 +190,7 @@ static void write_stored(struct store_rw *srw)
 	if (srw->res < 0) {
 		err = (int)srw->res;
 	} else {
-		if (io->dax_tail)
-			dax_tail_written(io->o->file->dax, (uint64_t)srw->res);
+		io->o->sf.ops->complete(&io->o->sf, srw);
 		io->done = (uint32_t)srw->res;
 		io->c->stats.bytes_written += (uint64_t)srw->res;
 		io->c->stats.rdma_bytes += (uint64_t)srw->res;
@@ -260,20 +239,20 @@ static void wake_waiters(struct srv_rdev *d)
 static int rio_zero_copy(struct srv_rio *io)
 {
 	struct srv_share *sh = io->o->share;
-	struct dax_file *dax = io->o->file ? io->o->file->dax : NULL;
 	struct srv_rdev *d = io->c->rdev;
-	struct ibv_mr *mr;
+	uint32_t lkey;
 	int ret;
 
-	if ((sh->rung != SRV_RUNG_DIRECT && sh->rung != SRV_RUNG_ODP) || !dax ||
-	    io->o->is_dir || sh->idx >= d->nshare_mr || !(mr = d->share_mr[sh->idx]))
+	if ((sh->rung != MEM_RUNG_DIRECT && sh->rung != MEM_RUNG_ODP) ||
+	    sh->idx >= d->nshare_mr || !d->share_mr[sh->idx])
 		return 0;
-	io->win = dax_window(dax, io->offset, io->length, io->write);
+	lkey = mem_mr_lkey(d->share_mr[sh->idx]);
+	io->win = io->o->sf.ops->window(&io->o->sf, io->offset, io->length, io->write);
 	if (!io->win)
 		return 0;
 	io->sge[0].addr = io->win;
 	io->sge[0].len = io->length;
-	io->sge[0].lkey = mr->lkey;
+	io->sge[0].lkey = lkey;
 	io->rw.done = io->write ? write_done : read_done;
 	ret = smbd_rw_post(io->c->x, !io->write, io->desc, io->ndesc, io->sge, 1, &io->rw);
 	if (ret)
@@ -499,258 +478,4 @@ int srv_rdma_write(struct srv_req *req, struct srv_open *o,
 	io->write_through = o->write_through || (r->flags & SMB2_WRITEFLAG_WRITE_THROUGH);
 	rio_start(io, false);
 	return SRV_ASYNC;
-}
-
-/* ---- the registration ladder ---- */
-
-const char *srv_rung_name(enum srv_rung r)
-{
-	switch (r) {
-	case SRV_RUNG_DIRECT:
-		return "direct";
-	case SRV_RUNG_ODP:
-		return "odp";
-	case SRV_RUNG_BOUNCE:
-		return "bounce";
-	case SRV_RUNG_NONE:
-		return "none";
-	default:
-		return "auto";
-	}
-}
-
-/* Implicit ODP with RC RDMA Read and Write: what the odp rung needs. */
-static bool dev_odp(struct ibv_context *v, char *why, size_t len)
-{
-	struct ibv_device_attr_ex a;
-	uint32_t need = IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_WRITE;
-
-	memset(&a, 0, sizeof(a));
-	if (ibv_query_device_ex(v, NULL, &a)) {
-		snprintf(why, len, "%s: ibv_query_device_ex: %s",
-			 ibv_get_device_name(v->device), strerror(errno));
-		return false;
-	}
-	if (!(a.odp_caps.general_caps & IBV_ODP_SUPPORT) ||
-	    !(a.odp_caps.general_caps & IBV_ODP_SUPPORT_IMPLICIT) ||
-	    (a.odp_caps.per_transport_caps.rc_odp_caps & need) != need) {
-		snprintf(why, len, "%s has no implicit on-demand paging for RC RDMA Read/Write "
-			 "(odp general caps 0x%llx, rc 0x%x)", ibv_get_device_name(v->device),
-			 (unsigned long long)a.odp_caps.general_caps,
-			 a.odp_caps.per_transport_caps.rc_odp_caps);
-		return false;
-	}
-	snprintf(why, len, "%s supports implicit ODP", ibv_get_device_name(v->device));
-	return true;
-}
-
-/*
- * A 2 MiB unnamed file in each DAX share, mapped as files are, for
- * dev_direct. Made at start before the capability drop: rdaxd is then
- * still allowed to write into a share root that belongs to a user (0755);
- * afterwards, without CAP_DAC_OVERRIDE, it is not. A share without one
- * (it could not be made) ends on the bounce or odp rung, with the reason.
- */
-void srv_ladder_prepare(struct srv *s)
-{
-	char why[256];
-	int i, fd;
-
-	for (i = 0; i < s->cfg->nlisten && !s->cfg->listen[i].rdma; i++)
-		;
-	if (i == s->cfg->nlisten)
-		return;
-	for (i = 0; i < s->cfg->nshares; i++) {
-		struct srv_share *sh = s->cfg->shares[i];
-
-		if (sh->ipc || sh->store != SRV_STORE_DAX || sh->devdax ||
-		    sh->rung_want == SRV_RUNG_BOUNCE)
-			continue;
-		fd = openat(sh->root.fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-		if (fd < 0) {
-			pr_warn("share [%s]: no registration probe file in %s: %s", sh->name,
-				sh->path, strerror(errno));
-			continue;
-		}
-		if (ftruncate(fd, 2 << 20))
-			pr_warn("share [%s]: sizing the registration probe file: %s", sh->name,
-				strerror(errno));
-		else if (dax_open(fd, &sh->rung_probe, why, sizeof(why)))
-			pr_warn("share [%s]: mapping the registration probe file: %s", sh->name, why);
-		close(fd);
-	}
-}
-
-void srv_ladder_done(struct srv *s)
-{
-	int i;
-
-	for (i = 0; i < s->cfg->nshares; i++)
-		dax_close(&s->cfg->shares[i]->rung_probe);
-}
-
-/* Can the NIC take the share's file memory as a plain (pinned) MR? */
-static bool dev_direct(struct srv_share *sh, struct ibv_context *v, char *why,
-		       size_t len)
-{
-	struct dax_file *probe = sh->rung_probe;
-	struct ibv_mr *mr = NULL;
-	struct ibv_pd *pd;
-	size_t mlen = 0;
-	void *addr = NULL;
-	int e = 0;
-
-	if (sh->store != SRV_STORE_DAX) {
-		snprintf(why, len, "posix store: data passes through the registered bounce pool");
-		return false;
-	}
-	pd = ibv_alloc_pd(v);
-	if (!pd) {
-		snprintf(why, len, "%s: ibv_alloc_pd: %s", ibv_get_device_name(v->device),
-			 strerror(errno));
-		return false;
-	}
-	if (sh->devdax) {
-		addr = dax_base(sh->devdax, &mlen);
-	} else if (probe) {
-		mlen = 2 << 20;
-		addr = dax_window(probe, 0, mlen, true);
-	}
-	if (addr) {
-		mr = ibv_reg_mr(pd, addr, mlen, IBV_ACCESS_LOCAL_WRITE);
-		e = errno;
-	}
-	if (mr) {
-		snprintf(why, len, "ibv_reg_mr of the %s mapping works on %s",
-			 sh->devdax ? "device-DAX" : "DAX file", ibv_get_device_name(v->device));
-		ibv_dereg_mr(mr);
-	} else if (addr) {
-		snprintf(why, len, "ibv_reg_mr of the DAX mapping on %s: %s%s",
-			 ibv_get_device_name(v->device), strerror(e),
-			 e == EOPNOTSUPP ? " (the kernel refuses long-term pins of fsdax pages)" : "");
-	} else {
-		snprintf(why, len, "cannot map a probe file in %.200s", sh->path);
-	}
-	if (probe && addr)
-		dax_window_put(probe);
-	ibv_dealloc_pd(pd);
-	return mr != NULL;
-}
-
-/* One share on one device: the best rung allowed, or an error. */
-static int share_rung(struct srv_share *sh, struct ibv_context *v, enum srv_rung *out,
-		      char *why, size_t len)
-{
-	char dwhy[320], owhy[320];
-	bool direct, odp;
-
-	if (sh->rung_want == SRV_RUNG_BOUNCE) {
-		*out = SRV_RUNG_BOUNCE;
-		snprintf(why, len, "rdma registration = bounce");
-		return 0;
-	}
-	direct = dev_direct(sh, v, dwhy, sizeof(dwhy));
-	odp = sh->store == SRV_STORE_DAX && dev_odp(v, owhy, sizeof(owhy));
-	if (sh->store != SRV_STORE_DAX)
-		snprintf(owhy, sizeof(owhy), "posix store");
-	switch (sh->rung_want) {
-	case SRV_RUNG_DIRECT:
-		if (!direct) {
-			snprintf(why, len, "rdma registration = direct: %s", dwhy);
-			return -EINVAL;
-		}
-		break;
-	case SRV_RUNG_ODP:
-		if (!odp) {
-			snprintf(why, len, "rdma registration = odp: %s", owhy);
-			return -EINVAL;
-		}
-		*out = SRV_RUNG_ODP;
-		snprintf(why, len, "%s", owhy);
-		return 0;
-	default:
-		break;
-	}
-	if (direct) {
-		*out = SRV_RUNG_DIRECT;
-		snprintf(why, len, "%s", dwhy);
-	} else if (odp) {
-		*out = SRV_RUNG_ODP;
-		snprintf(why, len, "%s; %s", dwhy, owhy);
-	} else {
-		*out = SRV_RUNG_BOUNCE;
-		snprintf(why, len, "%s%s%s", dwhy, sh->store == SRV_STORE_DAX ? "; " : "",
-			 sh->store == SRV_STORE_DAX ? owhy : "");
-	}
-	return 0;
-}
-
-/*
- * Once, at start: each share's rung on the devices the RDMA listeners
- * use (a wildcard listener: every device). With several devices the
- * share takes the lowest rung any of them allows.
- */
-int srv_ladder_select(struct srv *s)
-{
-	struct srv_config *cfg = s->cfg;
-	struct ibv_context **all = NULL, *devs[16];
-	int ndev = 0, i, j, ret = 0;
-	bool wildcard = false;
-
-	for (i = 0; i < s->nrdma_listen; i++) {
-		struct ibv_context *v = smbd_listener_verbs(s->rdma_listen[i]);
-
-		if (!v) {
-			wildcard = true;
-			continue;
-		}
-		for (j = 0; j < ndev && devs[j] != v; j++)
-			;
-		if (j == ndev && ndev < 16)
-			devs[ndev++] = v;
-	}
-	if (wildcard) {
-		int n = 0;
-
-		all = rdma_get_devices(&n);
-		for (i = 0; all && i < n; i++) {
-			for (j = 0; j < ndev && devs[j] != all[i]; j++)
-				;
-			if (j == ndev && ndev < 16)
-				devs[ndev++] = all[i];
-		}
-	}
-	for (i = 0; i < cfg->nshares; i++) {
-		struct srv_share *sh = cfg->shares[i];
-
-		if (sh->ipc)
-			continue;
-		if (!ndev) {
-			sh->rung = SRV_RUNG_NONE;
-			snprintf(sh->rung_why, sizeof(sh->rung_why), "no RDMA listener");
-			if (sh->rung_want == SRV_RUNG_DIRECT || sh->rung_want == SRV_RUNG_ODP)
-				pr_warn("[%s] rdma registration = %s has no effect without an rdma:// listener",
-					sh->name, srv_rung_name(sh->rung_want));
-			continue;
-		}
-		sh->rung = SRV_RUNG_DIRECT;
-		for (j = 0; j < ndev; j++) {
-			enum srv_rung r;
-			char why[sizeof(sh->rung_why)];
-
-			ret = share_rung(sh, devs[j], &r, why, sizeof(why));
-			if (ret) {
-				pr_err("share [%s]: %s", sh->name, why);
-				goto out;
-			}
-			if (r >= sh->rung) {
-				sh->rung = r;
-				snprintf(sh->rung_why, sizeof(sh->rung_why), "%s", why);
-			}
-		}
-	}
-out:
-	if (all)
-		rdma_free_devices(all);
-	return ret;
 }

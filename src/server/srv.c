@@ -465,9 +465,9 @@ int srv_new(struct srv_config *cfg, struct srv **out)
 			continue;
 		pr_notice("share [%s]: store %s (%s)", sh->name,
 			  sh->store == SRV_STORE_DAX ? "dax" : "posix", sh->store_why);
-		if (sh->rung != SRV_RUNG_NONE)
+		if (sh->rung != MEM_RUNG_NONE)
 			pr_notice("share [%s]: rdma registration %s (%s)", sh->name,
-				  srv_rung_name(sh->rung), sh->rung_why);
+				  mem_rung_name(sh->rung), sh->rung_why);
 	}
 	ret = srv_numa_plan(s);
 	if (ret)

@@ -139,8 +139,14 @@ static int value_set(struct srv_open *o, uint8_t *buf, size_t len)
 	return errno == ENODATA ? -ENOENT : -errno;
 }
 
-static ssize_t stream_preadv(struct srv_open *o, const struct iovec *iov, int n, uint64_t off)
+static struct srv_open *open_of(struct store_file *sf)
 {
+	return container_of(sf, struct srv_open, sf);
+}
+
+static ssize_t stream_preadv(struct store_file *sf, const struct iovec *iov, int n, uint64_t off)
+{
+	struct srv_open *o = open_of(sf);
 	uint8_t *buf = malloc(VALUE_MAX);
 	ssize_t len, done = 0;
 	int i;
@@ -163,9 +169,10 @@ static ssize_t stream_preadv(struct srv_open *o, const struct iovec *iov, int n,
 }
 
 /* The file's lock keeps a read-modify-write whole against another. */
-static ssize_t stream_pwritev(struct srv_open *o, const struct iovec *iov, int n,
+static ssize_t stream_pwritev(struct store_file *sf, const struct iovec *iov, int n,
 			      uint64_t off, bool sync)
 {
+	struct srv_open *o = open_of(sf);
 	uint8_t *buf = malloc(VALUE_MAX);
 	size_t total = 0, end;
 	ssize_t len;
@@ -200,8 +207,9 @@ out_unlock:
 	return ret ? ret : (ssize_t)total;
 }
 
-static int stream_truncate(struct srv_open *o, uint64_t size)
+static int stream_truncate(struct store_file *sf, uint64_t size)
 {
+	struct srv_open *o = open_of(sf);
 	uint8_t *buf;
 	ssize_t len;
 	int ret;
@@ -226,8 +234,9 @@ static int stream_truncate(struct srv_open *o, uint64_t size)
 }
 
 /* An allocation is not kept: only what lies past it goes. */
-static int stream_size(struct srv_open *o, uint64_t *size)
+static int stream_size(struct store_file *sf, uint64_t *size)
 {
+	struct srv_open *o = open_of(sf);
 	int ret;
 
 	pthread_mutex_lock(&o->file->lock);
@@ -236,23 +245,31 @@ static int stream_size(struct srv_open *o, uint64_t *size)
 	return ret;
 }
 
-static int stream_allocate(struct srv_open *o, uint64_t size)
+static int stream_allocate(struct store_file *sf, uint64_t size)
 {
 	uint64_t cur = 0;
-	int ret = stream_size(o, &cur);
+	int ret = stream_size(sf, &cur);
 
 	if (ret)
 		return ret;
-	return size < cur ? stream_truncate(o, size) : 0;
+	return size < cur ? stream_truncate(sf, size) : 0;
 }
 
-static int stream_flush(struct srv_open *o)
+static int stream_flush(struct store_file *sf)
 {
-	(void)o;
+	(void)sf;
 	return 0;		/* fsetxattr is synchronous in the file system */
 }
 
-const struct srv_data_ops srv_stream_ops = {
+/* No mapping, nothing async: a stream's value is copied whole. */
+const struct store_ops srv_stream_ops = {
+	.name = "stream",
+	.flags = 0,
+	.window = store_no_window,
+	.window_put = store_no_window_put,
+	.persist = store_no_persist,
+	.submit = store_no_submit,
+	.complete = store_no_complete,
 	.preadv = stream_preadv,
 	.pwritev = stream_pwritev,
 	.flush = stream_flush,
@@ -357,7 +374,7 @@ void srv_stream_info(struct srv_open *o, struct fscc_info *fi)
 {
 	uint64_t size = 0;
 
-	if (stream_size(o, &size))
+	if (stream_size(&o->sf, &size))
 		size = 0;
 	fi->end_of_file = size;
 	fi->allocation_size = (size + 4095) & ~(uint64_t)4095;

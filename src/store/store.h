@@ -113,6 +113,78 @@ int store_clone(int src_fd, uint64_t src_off, int dst_fd, uint64_t dst_off,
 		uint64_t len);
 bool store_can_reflink(const struct store_root *r);
 
+/*
+ * An open file's data path, bound once when the file is opened: the
+ * descriptor, its O_DIRECT twin (resolved then, for aligned async
+ * transfers) and, on a DAX store, the mapping. Callers go through ops
+ * and never ask which store they have.
+ */
+struct dax_file;
+struct store_ring;
+struct store_rw;
+struct store_ops;
+
+struct store_file {
+	const struct store_ops *ops;
+	int fd;				/* the open's descriptor */
+	int direct_fd;			/* O_DIRECT twin of fd, or -1 */
+	struct dax_file *dax;		/* dax, devdax: the mapping */
+};
+
+/* What a store's data is, for the callers that must know. */
+enum {
+	STORE_EXTENTS = 1 << 0,		/* fd's ranges: holes, reflinks, kernel copies */
+	STORE_PERSISTENT = 1 << 1,	/* a write is durable when it returns */
+};
+
+struct store_ops {
+	const char *name;
+	unsigned int flags;		/* STORE_* */
+	ssize_t (*preadv)(struct store_file *f, const struct iovec *iov, int n, uint64_t off);
+	ssize_t (*pwritev)(struct store_file *f, const struct iovec *iov, int n,
+			   uint64_t off, bool sync);
+	int (*flush)(struct store_file *f);
+	int (*truncate)(struct store_file *f, uint64_t size);
+	int (*allocate)(struct store_file *f, uint64_t size);
+	/* the data's size where it is not fstat's; NULL: fstat's */
+	int (*size)(struct store_file *f, uint64_t *size);
+	/*
+	 * Zero copy: the file's memory for [off, off + len), or NULL (no
+	 * mapping, not mapped there: copy). Held until window_put; bytes
+	 * someone else (a NIC, the socket) wrote there become durable with
+	 * persist.
+	 */
+	void *(*window)(struct store_file *f, uint64_t off, size_t len, bool write);
+	void (*window_put)(struct store_file *f);
+	void (*persist)(struct store_file *f, const void *addr, size_t len);
+	/*
+	 * Asynchronous transfer of rw (iov, niov, off, write, rwflags and
+	 * done set by the caller; fd chosen here) on ring r. 0: submitted,
+	 * complete() runs before rw->done; -EOPNOTSUPP (or any error): the
+	 * caller moves the data with preadv/pwritev.
+	 */
+	int (*submit)(struct store_file *f, struct store_ring *r, struct store_rw *rw);
+	void (*complete)(struct store_file *f, struct store_rw *rw);
+};
+
+/*
+ * posix: read/write on the descriptor, never async. uring: the same,
+ * plus io_uring submission (the O_DIRECT twin when aligned). dax: a
+ * libpmem2 mapping (windows; growth submitted with RWF_DSYNC). devdax:
+ * a device's fixed mapping (no flush, no extents).
+ */
+extern const struct store_ops store_posix_ops;
+extern const struct store_ops store_uring_ops;
+extern const struct store_ops store_dax_ops;
+extern const struct store_ops store_devdax_ops;
+
+/* Helpers for ops tables: no window, no async transfer. */
+void *store_no_window(struct store_file *f, uint64_t off, size_t len, bool write);
+void store_no_window_put(struct store_file *f);
+void store_no_persist(struct store_file *f, const void *addr, size_t len);
+int store_no_submit(struct store_file *f, struct store_ring *r, struct store_rw *rw);
+void store_no_complete(struct store_file *f, struct store_rw *rw);
+
 /* Directory enumeration on an open directory fd. */
 struct store_dir;
 int store_dir_open(int fd, struct store_dir **out);

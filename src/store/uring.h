@@ -36,6 +36,7 @@ struct store_rw {
 	bool write;
 	int rwflags;			/* RWF_DSYNC for write-through */
 	int buf_index;			/* fixed buffer holding every segment, or -1 */
+	bool direct;			/* store_ops.submit chose the O_DIRECT twin */
 	struct iovec iov[STORE_RW_MAX_SEG];
 	int niov;
 	uint64_t off;

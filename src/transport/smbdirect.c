@@ -23,6 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
 #include "transport/smbdirect.h"
 #include "util/list.h"
 #include "util/log.h"
@@ -1006,6 +1009,27 @@ struct ibv_pd *smbd_pd(struct xprt *x)
 	return ((struct smbd_conn *)x)->pd;
 }
 
+struct ibv_context *smbd_verbs(struct xprt *x)
+{
+	return ((struct smbd_conn *)x)->pd->context;
+}
+
+struct ibv_pd *smbd_pd_alloc(struct ibv_context *v)
+{
+	return ibv_alloc_pd(v);
+}
+
+void smbd_pd_free(struct ibv_pd *pd)
+{
+	if (pd)
+		ibv_dealloc_pd(pd);
+}
+
+const char *smbd_dev_name(struct ibv_context *v)
+{
+	return ibv_get_device_name(v->device);
+}
+
 int smbd_max_sge(struct xprt *x)
 {
 	return ((struct smbd_conn *)x)->max_sge;
@@ -1091,6 +1115,39 @@ out_free:
 struct ibv_context *smbd_listener_verbs(const struct smbd_listener *l)
 {
 	return l->id->verbs;
+}
+
+/* librdmacm keeps the contexts open for the process: only the list goes. */
+int smbd_listener_devices(struct smbd_listener *const *l, int n, struct ibv_context **devs,
+			  int max)
+{
+	struct ibv_context **all = NULL;
+	int ndev = 0, nall = 0, i, j;
+	bool wildcard = false;
+
+	for (i = 0; i < n; i++) {
+		struct ibv_context *v = l[i]->id->verbs;
+
+		if (!v) {
+			wildcard = true;
+			continue;
+		}
+		for (j = 0; j < ndev && devs[j] != v; j++)
+			;
+		if (j == ndev && ndev < max)
+			devs[ndev++] = v;
+	}
+	if (wildcard)
+		all = rdma_get_devices(&nall);
+	for (i = 0; all && i < nall; i++) {
+		for (j = 0; j < ndev && devs[j] != all[i]; j++)
+			;
+		if (j == ndev && ndev < max)
+			devs[ndev++] = all[i];
+	}
+	if (all)
+		rdma_free_devices(all);
+	return ndev;
 }
 
 int smbd_listener_fd(const struct smbd_listener *l)

@@ -8,12 +8,19 @@
 #ifndef RDAX_TRANSPORT_SMBDIRECT_H
 #define RDAX_TRANSPORT_SMBDIRECT_H
 
-#include <infiniband/verbs.h>
-#include <rdma/rdma_cma.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "proto/smbd.h"
 #include "transport/smbd_flow.h"
 #include "transport/transport.h"
+
+/* verbs objects pass through here by pointer only: no verbs header */
+struct ibv_context;
+struct ibv_pd;
+struct ibv_mr;
+struct ibv_mw;
 
 #define SMBD_PORT_IB 445		/* IB, RoCE */
 #define SMBD_PORT_IWARP 5445		/* iWARP shares TCP's port space */
@@ -80,6 +87,12 @@ int smbd_rw_post(struct xprt *x, bool write, const struct smbd_desc *d,
 		 int nd, const struct smbd_sge *sg, int nsg, struct smbd_rw *rw);
 
 struct ibv_pd *smbd_pd(struct xprt *x);
+/* The device of a connection. */
+struct ibv_context *smbd_verbs(struct xprt *x);
+/* Protection domains, and a device's name, for those that hold them. */
+struct ibv_pd *smbd_pd_alloc(struct ibv_context *v);
+void smbd_pd_free(struct ibv_pd *pd);
+const char *smbd_dev_name(struct ibv_context *v);
 void smbd_get_info(struct xprt *x, struct smbd_info *info);
 /* Max local segments in one RDMA work request. */
 int smbd_max_sge(struct xprt *x);
@@ -94,6 +107,12 @@ int smbd_listen(const char *addr, unsigned int port, int backlog,
 int smbd_listener_fd(const struct smbd_listener *l);
 /* The device a listener is bound to; NULL for a wildcard address. */
 struct ibv_context *smbd_listener_verbs(const struct smbd_listener *l);
+/*
+ * The devices n listeners use (every device for a wildcard one), at most
+ * max, each once; how many.
+ */
+int smbd_listener_devices(struct smbd_listener *const *l, int n, struct ibv_context **devs,
+			  int max);
 /*
  * Drain CM events of a listener. Each connection request arrives as a
  * pending connection on its own event channel; cb must either

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <infiniband/verbs.h>
 
 #include "crypto/auth.h"
 #include "crypto/crypto.h"
