@@ -148,8 +148,8 @@ int srv_copy_range(struct srv_open *src, uint64_t src_off, struct srv_open *dst,
 	iov.iov_base = malloc(step);
 	if (!iov.iov_base)
 		return -ENOMEM;
-	/* overlapping ranges of one device, destination above: back to front */
-	backward = src->sf.dax && src->sf.dax == dst->sf.dax && dst_off > src_off && dst_off - src_off < len;
+	/* overlapping ranges of one file or stream, destination above: back to front */
+	backward = src->file == dst->file && dst_off > src_off && dst_off - src_off < len;
 	while (done < len) {
 		uint64_t chunk = len - done < step ? len - done : step;
 		uint64_t at = backward ? len - done - chunk : done;

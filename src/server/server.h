@@ -589,6 +589,8 @@ struct srv_conn {
 	} place;
 	int rio_active;			/* RDMA I/O in flight */
 	int store_active;		/* of those, waiting for io_uring */
+	struct srv_rio *rio_pool;	/* free transfers, at most seq_range */
+	uint32_t rio_pooled;
 };
 
 /* Per worker and RDMA device: one PD and one registered bounce pool. */
@@ -601,33 +603,58 @@ struct srv_rdev {
 	int nshare_mr;
 };
 
-/* An SMB2 READ or WRITE carried by RDMA, from request to response. */
+/*
+ * An SMB2 READ or WRITE carried by RDMA, from request to response: one
+ * state machine, moved on only by rio_advance (smb_rdma.c).
+ */
+enum srv_rio_state {
+	RIO_NEW,		/* checked; holds the open and the request's count */
+	RIO_BUFFER,		/* the file's window or bounce space (may wait) */
+	RIO_FETCH,		/* WRITE: RDMA Read from the client in flight */
+	RIO_STORE,		/* bounce <-> file: inline, or submitted */
+	RIO_STORED,		/* the store's result is in res */
+	RIO_PUSH,		/* READ: RDMA Write to the client */
+	RIO_RESPOND,		/* the answer; then waits for the RDMA Write */
+	RIO_DONE,		/* gives back what it holds, back to the pool */
+};
+
 struct srv_rio {
+	/* reset when taken from the pool: everything up to desc */
 	struct smbd_rw rw;
 	struct list_head wait_link;
+	struct srv_rio *pool_next;	/* its connection's free list */
 	struct srv_conn *c;
 	struct srv_open *o;		/* a reference */
-	struct smb2_hdr hdr;
-	struct srv_signer signer;	/* of the channel it came on */
+	enum srv_rio_state state;
+	int err;			/* the answer's status */
 	bool write;
 	bool invalidate;
 	bool sign;
 	bool write_through;
 	bool responded;
+	bool inflight;			/* an RDMA op or a store transfer */
+	bool waiting;			/* on the device's waiters */
+	bool woken;
 	uint64_t offset;
 	uint32_t length;
 	uint32_t done;
-	struct smbd_desc desc[SRV_MAX_DESC];
+	ssize_t res;			/* the store's */
 	int ndesc;
-	struct mem_seg seg[SRV_MAX_SEG];
 	int nseg;
-	struct smbd_sge sge[SRV_MAX_SEG];
+	int nsge;
 	void *win;			/* zero-copy: the file mapping's range */
-	struct store_rw srw;		/* io_uring transfer to/from the bounce */
 	struct srv_chanseq cseq;
 	void (*cancel)(struct srv_rio *io);	/* dropped while it waits */
 	uint64_t start_ns;		/* its request's dispatch (metrics) */
+	struct smb2_hdr hdr;
+	struct srv_signer signer;	/* of the channel it came on */
+	/* filled before use */
+	struct smbd_desc desc[SRV_MAX_DESC];
+	struct mem_seg seg[SRV_MAX_SEG];
+	struct smbd_sge sge[SRV_MAX_SEG];
+	struct store_rw srw;		/* io_uring transfer to/from the bounce */
 };
+
 
 /* A connection handed from the control thread to a worker. */
 struct srv_adopt {
@@ -943,6 +970,8 @@ int srv_rdma_read(struct srv_req *req, struct srv_open *o,
 		  const struct smb2_read_req *r);
 int srv_rdma_write(struct srv_req *req, struct srv_open *o,
 		   const struct smb2_write_req *r);
+/* The connection's pooled transfers go (none in flight any more). */
+void srv_rio_pool_free(struct srv_conn *c);
 /* per-worker RDMA device state (rdev.c) */
 void srv_rdev_cleanup(struct srv_worker *w);
 /* A connection goes: its RDMA requests still waiting for bounce space too. */

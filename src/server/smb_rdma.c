@@ -2,45 +2,69 @@
 /*
  * SMB2 READ and WRITE over SMB-Direct RDMA channels ([MS-SMB2] 3.3.5.12,
  * 3.3.5.13; [MS-SMBD] 3.1.4.x): descriptor checks before any RDMA is
- * posted, a registered bounce pool per worker and device, RDMA Write of
- * read data / RDMA Read of written data, and Send-With-Invalidate of
- * the client's token when the channel asks for it.
+ * posted, RDMA Read of written data / RDMA Write of read data, and
+ * Send-With-Invalidate of the client's token when the channel asks.
+ *
+ * Each transfer is one state machine (enum srv_rio_state), moved on by
+ * rio_advance only: at the request, when bounce space comes back, and
+ * at each completion (RDMA, io_uring). Transfers come from their
+ * connection's pool (sized by the credits it granted), so nothing is
+ * allocated per I/O once the pool has grown.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <unistd.h>
-
-#include <fcntl.h>
 
 #include "proto/ntstatus.h"
 #include "server/server.h"
 #include "util/log.h"
 
+static void rio_advance(struct srv_rio *io);
 
-/* ---- RDMA I/O ---- */
+/* ---- the connection's pool ---- */
 
-static void wake_waiters(struct srv_rdev *d);
-
-static void rio_free(struct srv_rio *io)
+static struct srv_rio *rio_get(struct srv_conn *c)
 {
-	struct srv_rdev *d = io->c->rdev;
-	bool gave_back = io->nseg > 0;
+	struct srv_rio *io = c->rio_pool;
 
-	if (io->nseg)
-		mem_pool_put(d->bounce, io->seg, io->nseg);
-	if (io->win)
-		io->o->sf.ops->window_put(&io->o->sf);
-	io->c->rio_active--;
-	srv_chanseq_done(&io->cseq);
-	srv_open_put(io->o);
-	explicit_bzero(&io->signer, sizeof(io->signer));
-	free(io);
-	if (gave_back)
-		wake_waiters(d);
+	if (io) {
+		c->rio_pool = io->pool_next;
+		c->rio_pooled--;
+		/* everything before the arrays starts clean */
+		memset(io, 0, offsetof(struct srv_rio, desc));
+		return io;
+	}
+	return calloc(1, sizeof(*io));
 }
+
+/* Kept while the pool holds fewer than the credits granted. */
+static void rio_put(struct srv_conn *c, struct srv_rio *io)
+{
+	if (c->rio_pooled < c->seq_range && !c->closing) {
+		io->pool_next = c->rio_pool;
+		c->rio_pool = io;
+		c->rio_pooled++;
+		return;
+	}
+	free(io);
+}
+
+void srv_rio_pool_free(struct srv_conn *c)
+{
+	struct srv_rio *io;
+
+	while ((io = c->rio_pool)) {
+		c->rio_pool = io->pool_next;
+		free(io);
+	}
+	c->rio_pooled = 0;
+}
+
+/* ---- the steps ---- */
 
 static void read_rsp_body(struct wcur *w, void *arg)
 {
@@ -69,154 +93,175 @@ static void write_rsp_body(struct wcur *w, void *arg)
  */
 static void rio_count(struct srv_rio *io)
 {
+	struct srv_conn_stats *st = &io->c->stats;
 	struct srv_channel *ch = srv_channel_find(io->c, io->hdr.session_id);
 
+	if (io->write) {
+		st->bytes_written += io->done;
+	} else {
+		st->rdma_reads++;
+		st->bytes_read += io->done;
+	}
+	st->rdma_bytes += io->done;
+	if (io->win)
+		st->zero_copy_bytes += io->done;
 	if (ch)
 		atomic_fetch_add_explicit(io->write ? &ch->st.bytes_in : &ch->st.bytes_out,
 					  io->done, memory_order_relaxed);
 	srv_io_account(io->c->w, io->o->share, true, io->write, io->done, io->start_ns);
 }
 
-static void rio_respond(struct srv_rio *io, int err)
+static void rio_respond(struct srv_rio *io)
 {
-	int ret;
-
-	if (io->responded || io->c->closing)
+	if (io->c->closing)
 		return;
-	io->responded = true;
-	if (!err)
+	if (!io->err)
 		rio_count(io);
-	ret = srv_respond_async(io->c, &io->hdr, io->hdr.session_id,
-				io->hdr.tree_id, io->sign ? &io->signer : NULL, err,
-				io->write ? write_rsp_body : read_rsp_body, io,
-				io->invalidate, io->desc[0].token);
-	if (ret)
+	if (srv_respond_async(io->c, &io->hdr, io->hdr.session_id, io->hdr.tree_id,
+			      io->sign ? &io->signer : NULL, io->err,
+			      io->write ? write_rsp_body : read_rsp_body, io,
+			      io->invalidate, io->desc[0].token))
 		io->c->closing = true;
 }
 
-/* RDMA Write of read data finished: only the bounce space is left. */
-static void read_done(struct smbd_rw *rw)
+/*
+ * Where the data is while it moves: the file's own memory when the
+ * share's rung lets the NIC reach it and the range is mapped (the RDMA
+ * zero-copy decision, made here only), else bounce space. 1: have it;
+ * 0: waiting for bounce space; <0: failed.
+ */
+static int rio_buffer(struct srv_rio *io)
+{
+	struct srv_share *sh = io->o->share;
+	struct srv_rdev *d = io->c->rdev;
+	struct store_file *sf = &io->o->sf;
+	int i, ret;
+
+	if ((sh->rung == MEM_RUNG_DIRECT || sh->rung == MEM_RUNG_ODP) &&
+	    sh->idx < d->nshare_mr && d->share_mr[sh->idx] &&
+	    (io->win = sf->ops->window(sf, io->offset, io->length, io->write))) {
+		io->sge[0].addr = io->win;
+		io->sge[0].len = io->length;
+		io->sge[0].lkey = mem_mr_lkey(d->share_mr[sh->idx]);
+		io->nsge = 1;
+		return 1;
+	}
+	ret = mem_pool_get(d->bounce, io->length, io->seg, SRV_MAX_SEG);
+	if (ret == -EAGAIN) {
+		/* a woken waiter goes back to the head: order is kept */
+		if (io->woken)
+			list_add(&io->wait_link, &d->waiters);
+		else
+			list_add_tail(&io->wait_link, &d->waiters);
+		io->waiting = true;
+		return 0;
+	}
+	if (ret < 0)
+		return ret;
+	io->nseg = ret;
+	io->nsge = ret;
+	for (i = 0; i < io->nseg; i++) {
+		io->sge[i].addr = io->seg[i].addr;
+		io->sge[i].len = io->seg[i].len;
+		io->sge[i].lkey = io->seg[i].lkey;
+	}
+	return 1;
+}
+
+static void rio_rw_done(struct smbd_rw *rw)
 {
 	struct srv_rio *io = container_of(rw, struct srv_rio, rw);
 
-	rio_free(io);
+	io->inflight = false;
+	if (rw->status && !io->err)
+		io->err = -EIO;
+	rio_advance(io);
 }
 
-static void write_stored(struct store_rw *srw);
-static void read_loaded(struct store_rw *srw);
+static void rio_store_done(struct store_rw *srw)
+{
+	struct srv_rio *io = container_of(srw, struct srv_rio, srw);
+
+	io->c->store_active--;
+	io->inflight = false;
+	io->o->sf.ops->complete(&io->o->sf, srw);
+	io->res = srw->res;
+	rio_advance(io);
+}
+
+/* RDMA Read from (write: false) or Write to the client's buffers. */
+static int rio_post(struct srv_rio *io, bool to_client)
+{
+	int ret = smbd_rw_post(io->c->x, to_client, io->desc, io->ndesc, io->sge, io->nsge,
+			       &io->rw);
+
+	if (!ret)
+		io->inflight = true;
+	return ret;
+}
 
 /*
- * The bounce segments go to or come from the file asynchronously where
- * the open's store can (io_uring, fixed buffers), and the request goes
- * on in write_stored/read_loaded. False: do it inline.
+ * Bounce space and the file, on the worker's ring where the open's store
+ * can (io_uring, fixed buffers): 1 submitted (rio_store_done goes on),
+ * 0 done inline (io->res).
  */
-static bool rio_store_async(struct srv_rio *io)
+static int rio_store(struct srv_rio *io)
 {
-	struct srv_conn *c = io->c;
-	struct srv_worker *w = c->w;
-	struct store_rw *srw = &io->srw;
+	struct srv_worker *w = io->c->w;
 	struct store_file *sf = &io->o->sf;
+	struct store_rw *srw = &io->srw;
+	struct iovec iov[SRV_MAX_SEG];
 	int i;
 
-	if (io->nseg > STORE_RW_MAX_SEG)
-		return false;
-	memset(srw, 0, sizeof(*srw));
-	srw->write = io->write;
-	srw->niov = io->nseg;
-	srw->off = io->offset;
-	srw->buf_index = (int)(c->rdev - w->rdev);
-	for (i = 0; i < io->nseg; i++) {
-		srw->iov[i].iov_base = io->seg[i].addr;
-		srw->iov[i].iov_len = io->seg[i].len;
-	}
-	srw->rwflags = io->write && io->write_through ? RWF_DSYNC : 0;
-	srw->done = io->write ? write_stored : read_loaded;
-	if (sf->ops->submit(sf, w->ring, srw))
-		return false;
-	w->uring_ops++;
-	w->uring_direct_ops += srw->direct;
-	c->store_active++;
-	return true;
-}
-
-/* RDMA Read of written data finished: store it, then answer. */
-static void write_done(struct smbd_rw *rw)
-{
-	struct srv_rio *io = container_of(rw, struct srv_rio, rw);
-	struct iovec iov[SRV_MAX_SEG];
-	ssize_t n = 0;
-	int i, err = 0;
-
-	if (rw->status) {
-		err = -EIO;
-		goto out;
-	}
-	if (io->win) {
-		/* the NIC wrote the file's memory: flush it to persistence */
-		io->o->sf.ops->persist(&io->o->sf, io->win, io->length);
-		n = io->length;
-		io->c->stats.zero_copy_bytes += (uint64_t)n;
-		goto done;
-	}
-	if (rio_store_async(io))
-		return;		/* write_stored() answers */
 	for (i = 0; i < io->nseg; i++) {
 		iov[i].iov_base = io->seg[i].addr;
 		iov[i].iov_len = io->seg[i].len;
 	}
-	n = srv_pwritev(io->o, iov, io->nseg, io->offset, io->write_through);
-	if (n < 0) {
-		err = (int)n;
-		goto out;
+	if (io->nseg <= STORE_RW_MAX_SEG) {
+		memset(srw, 0, offsetof(struct store_rw, pending));	/* uring sets the rest */
+		srw->write = io->write;
+		srw->niov = io->nseg;
+		srw->off = io->offset;
+		srw->buf_index = (int)(io->c->rdev - w->rdev);
+		memcpy(srw->iov, iov, sizeof(iov[0]) * (size_t)io->nseg);
+		srw->rwflags = io->write && io->write_through ? RWF_DSYNC : 0;
+		srw->done = rio_store_done;
+		if (!sf->ops->submit(sf, w->ring, srw)) {
+			w->uring_ops++;
+			w->uring_direct_ops += srw->direct;
+			io->c->store_active++;
+			io->inflight = true;
+			return 1;
+		}
 	}
-done:
-	io->done = (uint32_t)n;
-	io->c->stats.bytes_written += (uint64_t)n;
-	io->c->stats.rdma_bytes += (uint64_t)n;
-out:
-	rio_respond(io, err);
-	rio_free(io);
+	io->res = io->write ? sf->ops->pwritev(sf, iov, io->nseg, io->offset, io->write_through)
+			    : sf->ops->preadv(sf, iov, io->nseg, io->offset);
+	return 0;
 }
 
-static int rio_start(struct srv_rio *io, bool woken);
-static void rio_read_post(struct srv_rio *io, ssize_t n);
-
-static void write_stored(struct store_rw *srw)
+/* A short read at EOF: segments and descriptors trimmed to n bytes. */
+static void rio_trim(struct srv_rio *io, uint32_t n)
 {
-	struct srv_rio *io = container_of(srw, struct srv_rio, srw);
-	int err = 0;
+	uint64_t left = n;
+	int i, nd = 0;
 
-	io->c->store_active--;
-	if (srw->res < 0) {
-		err = (int)srw->res;
-	} else {
-		io->o->sf.ops->complete(&io->o->sf, srw);
-		io->done = (uint32_t)srw->res;
-		io->c->stats.bytes_written += (uint64_t)srw->res;
-		io->c->stats.rdma_bytes += (uint64_t)srw->res;
+	for (i = 0; i < io->nsge && left; i++) {
+		if (io->sge[i].len > left)
+			io->sge[i].len = (uint32_t)left;
+		left -= io->sge[i].len;
 	}
-	rio_respond(io, err);
-	rio_free(io);
+	io->nsge = i ? i : 1;
+	left = n;
+	while (left) {
+		if (io->desc[nd].length > left)
+			io->desc[nd].length = (uint32_t)left;
+		left -= io->desc[nd].length;
+		nd++;
+	}
+	io->ndesc = nd;
 }
 
-static void read_loaded(struct store_rw *srw)
-{
-	struct srv_rio *io = container_of(srw, struct srv_rio, srw);
-
-	io->c->store_active--;
-	if (io->c->closing) {
-		rio_free(io);
-		return;
-	}
-	rio_read_post(io, srw->res);
-}
-
-/*
- * Bounce space came back: start the waiters that now fit, in order. The
- * first that still does not (free bytes are not always a fit: the space
- * may be in too many pieces) goes back to the head and ends the walk
- * until more comes back.
- */
+/* Bounce space came back: start the waiters that now fit, in order. */
 static void wake_waiters(struct srv_rdev *d)
 {
 	while (!list_empty(&d->waiters)) {
@@ -225,152 +270,137 @@ static void wake_waiters(struct srv_rdev *d)
 		if (mem_pool_free_bytes(d->bounce) < io->length)
 			return;
 		list_del(&io->wait_link);
-		if (rio_start(io, true) == -EAGAIN)
+		io->waiting = false;
+		io->woken = true;
+		rio_advance(io);
+		/* it did not fit after all (space in too many pieces): wait */
+		if (io->waiting)
 			return;
 	}
 }
 
-/*
- * Direct and odp rungs: the NIC moves the data straight between the
- * client's buffer and the file's mapping. Only ranges already mapped
- * (below EOF) qualify; growth, EOF trimming and the rest take the
- * bounce pool. Returns 1 if started, 0 to fall back, <0 on failure.
- */
-static int rio_zero_copy(struct srv_rio *io)
+static void rio_release(struct srv_rio *io)
 {
-	struct srv_share *sh = io->o->share;
-	struct srv_rdev *d = io->c->rdev;
-	uint32_t lkey;
+	struct srv_conn *c = io->c;
+	struct srv_rdev *d = c->rdev;
+	bool gave_back = io->nseg > 0;
+
+	if (io->nseg)
+		mem_pool_put(d->bounce, io->seg, io->nseg);
+	if (io->win)
+		io->o->sf.ops->window_put(&io->o->sf);
+	c->rio_active--;
+	srv_chanseq_done(&io->cseq);
+	srv_open_put(io->o);
+	explicit_bzero(&io->signer, sizeof(io->signer));
+	rio_put(c, io);
+	if (gave_back)
+		wake_waiters(d);
+}
+
+/*
+ * The one place a transfer moves on:
+ *   NEW -> BUFFER -> (WRITE) FETCH -> STORE -> RESPOND -> DONE
+ *                 -> (READ)  STORE -> PUSH  -> RESPOND -> DONE
+ * A zero-copy READ skips STORE, a zero-copy WRITE persists in STORE.
+ * It returns whenever something is in flight (RDMA, io_uring) or the
+ * transfer waits for bounce space; its completion calls it again. An
+ * error goes straight to RESPOND; a connection closing answers nothing.
+ */
+static void rio_advance(struct srv_rio *io)
+{
 	int ret;
 
-	if ((sh->rung != MEM_RUNG_DIRECT && sh->rung != MEM_RUNG_ODP) ||
-	    sh->idx >= d->nshare_mr || !d->share_mr[sh->idx])
-		return 0;
-	lkey = mem_mr_lkey(d->share_mr[sh->idx]);
-	io->win = io->o->sf.ops->window(&io->o->sf, io->offset, io->length, io->write);
-	if (!io->win)
-		return 0;
-	io->sge[0].addr = io->win;
-	io->sge[0].len = io->length;
-	io->sge[0].lkey = lkey;
-	io->rw.done = io->write ? write_done : read_done;
-	ret = smbd_rw_post(io->c->x, !io->write, io->desc, io->ndesc, io->sge, 1, &io->rw);
-	if (ret)
-		return ret;
-	if (io->write) {
-		io->c->stats.rdma_writes++;
-		return 1;
-	}
-	io->done = io->length;
-	io->c->stats.rdma_reads++;
-	io->c->stats.bytes_read += io->done;
-	io->c->stats.rdma_bytes += io->done;
-	io->c->stats.zero_copy_bytes += io->done;
-	rio_respond(io, 0);
-	return 1;
-}
-
-/* -EAGAIN: queued for bounce space (a woken waiter at the head again) */
-static int rio_start(struct srv_rio *io, bool woken)
-{
-	struct srv_rdev *d = io->c->rdev;
-	struct iovec iov[SRV_MAX_SEG];
-	ssize_t n;
-	int i, ret;
-
-	ret = rio_zero_copy(io);
-	if (ret > 0)
-		return 0;
-	if (ret < 0)
-		goto out_fail;
-	ret = mem_pool_get(d->bounce, io->length, io->seg, SRV_MAX_SEG);
-	if (ret == -EAGAIN) {
-		if (woken)
-			list_add(&io->wait_link, &d->waiters);
-		else
-			list_add_tail(&io->wait_link, &d->waiters);
-		return -EAGAIN;
-	}
-	if (ret < 0)
-		goto out_fail;
-	io->nseg = ret;
-	for (i = 0; i < io->nseg; i++) {
-		io->sge[i].addr = io->seg[i].addr;
-		io->sge[i].len = io->seg[i].len;
-		io->sge[i].lkey = io->seg[i].lkey;
-	}
-	if (io->write) {
-		io->rw.done = write_done;
-		ret = smbd_rw_post(io->c->x, false, io->desc, io->ndesc, io->sge,
-				   io->nseg, &io->rw);
-		if (ret)
-			goto out_fail;
-		io->c->stats.rdma_writes++;
-		return 0;
-	}
-	if (rio_store_async(io))
-		return 0;	/* read_loaded() goes on */
-	for (i = 0; i < io->nseg; i++) {
-		iov[i].iov_base = io->seg[i].addr;
-		iov[i].iov_len = io->seg[i].len;
-	}
-	n = srv_preadv(io->o, iov, io->nseg, io->offset);
-	rio_read_post(io, n);
-	return 0;
-out_fail:
-	rio_respond(io, ret);
-	rio_free(io);
-	return 0;
-}
-
-/* The bounce holds n bytes of the file (or n < 0): send them by RDMA. */
-static void rio_read_post(struct srv_rio *io, ssize_t n)
-{
-	uint64_t left;
-	int i, nd, ret;
-
-	if (n < 0) {
-		ret = (int)n;
-		goto out_fail;
-	}
-	if (n == 0) {
-		ret = -E_SMB_END_OF_FILE;
-		goto out_fail;
-	}
-	/* short read at EOF: trim segments and descriptors to n bytes */
-	io->done = (uint32_t)n;
-	left = io->done;
-	for (i = 0; i < io->nseg; i++) {
-		if (io->sge[i].len > left)
-			io->sge[i].len = (uint32_t)left;
-		left -= io->sge[i].len;
-		if (!io->sge[i].len)
+	for (;;) {
+		switch (io->state) {
+		case RIO_NEW:
+			io->state = RIO_BUFFER;
 			break;
+		case RIO_BUFFER:
+			ret = rio_buffer(io);
+			if (!ret)
+				return;		/* wake_waiters calls again */
+			if (ret < 0) {
+				io->err = ret;
+				io->state = RIO_RESPOND;
+			} else if (io->write) {
+				io->state = RIO_FETCH;
+				ret = rio_post(io, false);
+				if (ret) {
+					io->err = ret;
+					io->state = RIO_RESPOND;
+					break;
+				}
+				io->c->stats.rdma_writes++;
+				return;
+			} else {
+				io->state = io->win ? RIO_PUSH : RIO_STORE;
+			}
+			break;
+		case RIO_FETCH:
+			/* the client's data is here (or the RDMA Read failed) */
+			io->state = io->err ? RIO_RESPOND : RIO_STORE;
+			break;
+		case RIO_STORE:
+			if (io->win) {
+				/* the NIC wrote the file's memory: make it persistent */
+				io->o->sf.ops->persist(&io->o->sf, io->win, io->length);
+				io->res = io->length;
+			} else if (rio_store(io)) {
+				io->state = RIO_STORED;
+				return;
+			}
+			io->state = RIO_STORED;
+			break;
+		case RIO_STORED:
+			if (io->res < 0)
+				io->err = (int)io->res;
+			else if (!io->res && !io->write)
+				io->err = -E_SMB_END_OF_FILE;
+			else
+				io->done = (uint32_t)io->res;
+			io->state = io->err || io->write ? RIO_RESPOND : RIO_PUSH;
+			break;
+		case RIO_PUSH:
+			if (io->c->closing) {
+				io->state = RIO_DONE;
+				break;
+			}
+			if (io->win)
+				io->done = io->length;
+			else if (io->done < io->length)
+				rio_trim(io, io->done);
+			ret = rio_post(io, true);
+			if (ret)
+				io->err = ret;
+			/* RC ordering puts the data before this send at the client */
+			io->state = RIO_RESPOND;
+			break;
+		case RIO_RESPOND:
+			if (!io->responded) {
+				io->responded = true;
+				rio_respond(io);
+			}
+			if (io->inflight)
+				return;		/* the RDMA Write's completion ends it */
+			io->state = RIO_DONE;
+			break;
+		case RIO_DONE:
+			rio_release(io);
+			return;
+		}
 	}
-	nd = 0;
-	left = io->done;
-	while (left) {
-		if (io->desc[nd].length > left)
-			io->desc[nd].length = (uint32_t)left;
-		left -= io->desc[nd].length;
-		nd++;
-	}
-	io->rw.done = read_done;
-	ret = smbd_rw_post(io->c->x, true, io->desc, nd, io->sge, i ? i : 1, &io->rw);
-	if (ret)
-		goto out_fail;
-	io->c->stats.rdma_reads++;
-	io->c->stats.bytes_read += io->done;
-	io->c->stats.rdma_bytes += io->done;
-	/* RC ordering puts the data before this send at the client */
-	rio_respond(io, 0);
-	return;
-out_fail:
-	rio_respond(io, ret);
-	rio_free(io);
 }
 
-/* [MS-SMB2] 3.3.5.12/13 + [MS-SMBD] checks; then the I/O goes async. */
+/* Dropped while it waits for bounce space (its connection goes). */
+static void rio_cancel(struct srv_rio *io)
+{
+	io->waiting = false;
+	io->state = RIO_DONE;
+	rio_advance(io);
+}
+
+/* [MS-SMB2] 3.3.5.12/13 + [MS-SMBD] checks; then the transfer starts. */
 static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 		   uint32_t channel, const struct smb2_buf *ci, uint64_t offset,
 		   uint32_t want, struct srv_rio **out)
@@ -398,22 +428,19 @@ static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 	}
 	if (!c->rdev->bounce)
 		return -E_SMB_REQUEST_NOT_ACCEPTED;
-	io = calloc(1, sizeof(*io));
+	io = rio_get(c);
 	if (!io)
 		return -ENOMEM;
 	n = smbd_desc_decode(ci->p, ci->len, io->desc, SRV_MAX_DESC);
 	if (n < 0) {
 		log_ratelimited(LOG_WARN, "%s: bad buffer descriptor list (%u bytes)",
 				c->x->peer, ci->len);
-		free(io);
-		return -EINVAL;
+		goto out_put;
 	}
 	smbd_get_info(c->x, &info);
 	for (i = 0; i < n; i++) {
-		if (io->desc[i].length > info.max_read_write) {
-			free(io);
-			return -EINVAL;
-		}
+		if (io->desc[i].length > info.max_read_write)
+			goto out_put;
 		total += io->desc[i].length;
 	}
 	if (total > info.max_read_write || total > SMB2_MAX_IO_SIZE ||
@@ -421,8 +448,7 @@ static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 		log_ratelimited(LOG_WARN, "%s: descriptors total %llu for a %s of %u (limit %u)",
 				c->x->peer, (unsigned long long)total,
 				write ? "WRITE" : "READ", want, info.max_read_write);
-		free(io);
-		return -EINVAL;
+		goto out_put;
 	}
 	io->ndesc = n;
 	io->c = c;
@@ -438,7 +464,9 @@ static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 	io->sign = req->have_signer &&
 		   (req->sess->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED);
 	io->signer = req->signer;
-	io->cancel = rio_free;
+	io->rw.done = rio_rw_done;
+	io->cancel = rio_cancel;
+	io->state = RIO_NEW;
 	/* answered later: the transfer keeps the request's count */
 	io->cseq = req->cseq;
 	req->cseq.o = NULL;
@@ -446,6 +474,9 @@ static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 	c->rio_active++;
 	*out = io;
 	return 0;
+out_put:
+	rio_put(c, io);
+	return -EINVAL;
 }
 
 int srv_rdma_read(struct srv_req *req, struct srv_open *o,
@@ -458,7 +489,7 @@ int srv_rdma_read(struct srv_req *req, struct srv_open *o,
 		      r->length, &io);
 	if (ret)
 		return ret;
-	rio_start(io, false);
+	rio_advance(io);
 	return SRV_ASYNC;
 }
 
@@ -476,6 +507,6 @@ int srv_rdma_write(struct srv_req *req, struct srv_open *o,
 	if (ret)
 		return ret;
 	io->write_through = o->write_through || (r->flags & SMB2_WRITEFLAG_WRITE_THROUGH);
-	rio_start(io, false);
+	rio_advance(io);
 	return SRV_ASYNC;
 }
