@@ -239,7 +239,10 @@ static int rio_store(struct srv_rio *io)
 	return 0;
 }
 
-/* A short read at EOF: segments and descriptors trimmed to n bytes. */
+/*
+ * Segments and descriptors trimmed to the n bytes read (short at EOF;
+ * a READ's descriptors may total more than its Length).
+ */
 static void rio_trim(struct srv_rio *io, uint32_t n)
 {
 	uint64_t left = n;
@@ -368,8 +371,8 @@ static void rio_advance(struct srv_rio *io)
 			}
 			if (io->win)
 				io->done = io->length;
-			else if (io->done < io->length)
-				rio_trim(io, io->done);
+			/* what moves: done bytes (a READ's descriptors may hold more) */
+			rio_trim(io, io->done);
 			ret = rio_post(io, true);
 			if (ret)
 				io->err = ret;
