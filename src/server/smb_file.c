@@ -1289,7 +1289,8 @@ static int read_from_mapping(struct srv_req *req, struct srv_open *o,
 }
 
 /*
- * Posix share over TCP: a READ of a plain file goes from the page cache
+ * A store whose reads may go from the descriptor (STORE_SENDFILE: posix,
+ * io_uring) over TCP: a READ of a plain file goes from the page cache
  * to the socket (the transport's file segment, sendfile) with no copy
  * into the response, under the same conditions as read_from_mapping.
  * 0 = answered, 1 = not here.
@@ -1303,7 +1304,7 @@ static int read_from_file(struct srv_req *req, struct srv_open *o,
 	struct stat st;
 	uint64_t n;
 
-	if (req->conn->x->rdma || !o->file || o->file->stream || o->file->dax ||
+	if (req->conn->x->rdma || !o->file || !(o->sf.ops->flags & STORE_SENDFILE) ||
 	    o->fd < 0 || !req->single || req->encrypted || r->length < SRV_ZC_READ_MIN ||
 	    rb->hold_open || (s && s->have_key &&
 			      (s->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED)))

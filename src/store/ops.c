@@ -76,7 +76,7 @@ static int fd_allocate(struct store_file *f, uint64_t size)
 
 const struct store_ops store_posix_ops = {
 	.name = "posix",
-	.flags = STORE_EXTENTS,
+	.flags = STORE_EXTENTS | STORE_SENDFILE,
 	.preadv = fd_preadv,
 	.pwritev = fd_pwritev,
 	.flush = fd_flush,
@@ -104,7 +104,7 @@ static int uring_submit(struct store_file *f, struct store_ring *r, struct store
 
 const struct store_ops store_uring_ops = {
 	.name = "io_uring",
-	.flags = STORE_EXTENTS,
+	.flags = STORE_EXTENTS | STORE_SENDFILE,
 	.preadv = fd_preadv,
 	.pwritev = fd_pwritev,
 	.flush = fd_flush,

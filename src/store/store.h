@@ -135,6 +135,7 @@ struct store_file {
 enum {
 	STORE_EXTENTS = 1 << 0,		/* fd's ranges: holes, reflinks, kernel copies */
 	STORE_PERSISTENT = 1 << 1,	/* a write is durable when it returns */
+	STORE_SENDFILE = 1 << 2,	/* reads may go from fd to a socket (page cache) */
 };
 
 struct store_ops {

@@ -82,7 +82,7 @@ static void posix(void)
 	t_section("posix");
 	f.fd = mkfile("posix", O_TRUNC);
 	round_trip(&f);
-	T_EQ(f.ops->flags, STORE_EXTENTS);
+	T_EQ(f.ops->flags, STORE_EXTENTS | STORE_SENDFILE);
 	T_ASSERT(!f.ops->window(&f, 0, 10, false));
 	T_EQ(f.ops->submit(&f, NULL, &rw), -EOPNOTSUPP);
 	close(f.fd);
