@@ -453,6 +453,9 @@ int cli_add_set_info(struct rdax_tree *t, struct cli_chain *ch,
 int cli_add_query_info(struct rdax_tree *t, struct cli_chain *ch,
 		       const struct smb2_fid *fid, uint8_t type, uint8_t cls,
 		       uint32_t out_len);
+/* an FSCTL */
+int cli_add_ioctl(struct rdax_tree *t, struct cli_chain *ch, const struct smb2_fid *fid,
+		  uint32_t ctl, const void *in, uint32_t in_len, uint32_t max_out);
 
 /* transports and the NEGOTIATE request (conn.c), for the channels too */
 int cli_tcp_open(struct rdax_conn *c, const char *host, unsigned int port,

@@ -78,30 +78,6 @@ static int report(struct copy_ctx *x, uint64_t done)
 
 /* ---- PDUs ---- */
 
-static int add_ioctl(struct rdax_tree *t, struct cli_chain *ch,
-		     const struct smb2_fid *fid, uint32_t ctl, const void *in,
-		     uint32_t in_len, uint32_t max_out)
-{
-	struct smb2_ioctl_req r = {
-		.ctl_code = ctl,
-		.fid = *fid,
-		.input = { in, in_len },
-		.max_output_response = max_out,
-		.flags = SMB2_0_IOCTL_IS_FSCTL,
-	};
-	struct wcur w;
-	int ret;
-
-	ret = cli_chain_add(t->c, ch, SMB2_IOCTL, t->id, false,
-			    smb2_credit_charge_for(in_len > max_out ? in_len : max_out),
-			    56 + (size_t)in_len, &w);
-	if (ret)
-		return ret;
-	smb2_ioctl_req_encode(&w, &r);
-	cli_chain_end(t->c, ch, &w);
-	return 0;
-}
-
 /* CREATE of a regular file for the copy */
 static int add_create(struct rdax_tree *t, struct cli_chain *ch, const char *path,
 		      uint32_t access, uint32_t disposition)
@@ -152,7 +128,7 @@ static int request_resume_key(struct copy_ctx *x)
 	int ret;
 
 	cli_chain_init(c, &ch);
-	ret = add_ioctl(t, &ch, &x->src->fid, FSCTL_SRV_REQUEST_RESUME_KEY,
+	ret = cli_add_ioctl(t, &ch, &x->src->fid, FSCTL_SRV_REQUEST_RESUME_KEY,
 			NULL, 0, FSCTL_RESUME_KEY_RSP_LEN);
 	if (!ret)
 		ret = cli_chain_run(c, &ch);
@@ -305,7 +281,7 @@ static int copy_dup(struct copy_ctx *x, uint64_t src_off, uint64_t dst_off,
 		wcur_init(&w, in, sizeof(in));
 		fsctl_dup_extents_encode(&w, &d);
 		cli_chain_init(c, &ch);
-		ret = add_ioctl(t, &ch, &x->dst->fid, FSCTL_DUPLICATE_EXTENTS_TO_FILE,
+		ret = cli_add_ioctl(t, &ch, &x->dst->fid, FSCTL_DUPLICATE_EXTENTS_TO_FILE,
 				in, (uint32_t)w.off, 0);
 		if (!ret)
 			ret = cli_chain_run(c, &ch);
@@ -401,7 +377,7 @@ static int copy_server(struct copy_ctx *x, uint64_t src_off, uint64_t dst_off,
 		wcur_init(&w, in, sizeof(in));
 		fsctl_copychunk_encode(&w, x->key, chunks, n);
 		cli_chain_init(c, &ch);
-		ret = add_ioctl(t, &ch, &x->dst->fid, x->ctl, in,
+		ret = cli_add_ioctl(t, &ch, &x->dst->fid, x->ctl, in,
 				(uint32_t)w.off, FSCTL_COPYCHUNK_RSP_LEN);
 		if (!ret)
 			ret = cli_chain_run(c, &ch);

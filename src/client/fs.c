@@ -225,6 +225,29 @@ int cli_add_set_info(struct rdax_tree *t, struct cli_chain *ch,
 	return 0;
 }
 
+int cli_add_ioctl(struct rdax_tree *t, struct cli_chain *ch, const struct smb2_fid *fid,
+		  uint32_t ctl, const void *in, uint32_t in_len, uint32_t max_out)
+{
+	struct smb2_ioctl_req r = {
+		.ctl_code = ctl,
+		.fid = *fid,
+		.input = { in, in_len },
+		.max_output_response = max_out,
+		.flags = SMB2_0_IOCTL_IS_FSCTL,
+	};
+	struct wcur w;
+	int ret;
+
+	ret = cli_chain_add(t->c, ch, SMB2_IOCTL, t->id, fid == &cli_related_fid,
+			    smb2_credit_charge_for(in_len > max_out ? in_len : max_out),
+			    56 + (size_t)in_len, &w);
+	if (ret)
+		return ret;
+	smb2_ioctl_req_encode(&w, &r);
+	cli_chain_end(t->c, ch, &w);
+	return 0;
+}
+
 int cli_add_query_info(struct rdax_tree *t, struct cli_chain *ch,
 		       const struct smb2_fid *fid, uint8_t type, uint8_t cls,
 		       uint32_t out_len)

@@ -22,29 +22,6 @@ bool rdax_conn_posix(const struct rdax_conn *c)
 	return c->posix;
 }
 
-static int add_ioctl(struct rdax_tree *t, struct cli_chain *ch, uint32_t ctl,
-		     const void *in, uint32_t in_len, uint32_t max_out)
-{
-	struct smb2_ioctl_req r = {
-		.ctl_code = ctl,
-		.fid = cli_related_fid,
-		.input = { in, in_len },
-		.max_output_response = max_out,
-		.flags = SMB2_0_IOCTL_IS_FSCTL,
-	};
-	struct wcur w;
-	int ret;
-
-	ret = cli_chain_add(t->c, ch, SMB2_IOCTL, t->id, true,
-			    smb2_credit_charge_for(in_len > max_out ? in_len : max_out),
-			    56 + (size_t)in_len, &w);
-	if (ret)
-		return ret;
-	smb2_ioctl_req_encode(&w, &r);
-	cli_chain_end(t->c, ch, &w);
-	return 0;
-}
-
 /* CREATE, one related request built by add, CLOSE; the first failure. */
 static int run3(struct rdax_tree *t, struct cli_chain *ch, const struct cli_create_args *a,
 		int (*add)(struct rdax_tree *t, struct cli_chain *ch, const void *arg),
@@ -82,7 +59,7 @@ static int add_fsctl(struct rdax_tree *t, struct cli_chain *ch, const void *arg)
 {
 	const struct buf_arg *b = arg;
 
-	return add_ioctl(t, ch, b->ctl, b->p, b->len, b->max_out);
+	return cli_add_ioctl(t, ch, &cli_related_fid, b->ctl, b->p, b->len, b->max_out);
 }
 
 /* A server without the extensions refuses reparse points one way or another. */
