@@ -62,8 +62,6 @@ void srv_posix_attrs(const struct stat *st, struct fscc_info *fi)
  */
 int srv_path_posix_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap)
 {
-	char *p, *q;
-	size_t n;
 	int ret;
 
 	ret = utf16le_to_utf8(name, len, out, cap);
@@ -71,30 +69,7 @@ int srv_path_posix_from_utf16(const uint8_t *name, size_t len, char *out, size_t
 		return -ENAMETOOLONG;
 	if (ret < 0)
 		return -E_SMB_OBJECT_NAME_INVALID;
-	for (p = out; *p == '/'; p++)
-		;
-	memmove(out, p, strlen(p) + 1);
-	n = strlen(out);
-	while (n && out[n - 1] == '/')
-		out[--n] = 0;
-	for (p = out; *p;) {
-		q = strchr(p, '/');
-		n = q ? (size_t)(q - p) : strlen(p);
-		if (!n || (n == 2 && !memcmp(p, "..", 2)))
-			return -E_SMB_OBJECT_NAME_INVALID;
-		if (n == 1 && *p == '.') {
-			if (!q) {
-				*(p > out ? p - 1 : p) = 0;
-				break;
-			}
-			memmove(p, q + 1, strlen(q + 1) + 1);
-			continue;
-		}
-		if (!q)
-			break;
-		p = q + 1;
-	}
-	return 0;
+	return srv_path_tidy(out, true);
 }
 
 /* A link's target as the wire carries it: UTF-16LE with "\" separators. */

@@ -1295,6 +1295,7 @@ int srv_durable_reconnect(struct srv_req *req, const struct srv_durable_req *d,
 int srv_path_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap);
 /* The same with a stream part (fscc_stream_parse): its name and kind. */
 enum { SRV_STREAM_NONE, SRV_STREAM_DEFAULT, SRV_STREAM_NAMED };
+int srv_path_tidy(char *out, bool refuse_dotdot);
 int srv_path_stream_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap,
 			       char *stream, size_t scap, int *kind);
 /* The inverse, with a leading '\' when lead is set. */

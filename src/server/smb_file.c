@@ -25,10 +25,47 @@
 
 /* ---- paths ---- */
 
+/*
+ * A "/"-separated path made relative and tidy in place: no leading or
+ * trailing separators, "." components dropped; empty ones, and ".." ones
+ * when asked, are refused.
+ */
+int srv_path_tidy(char *out, bool refuse_dotdot)
+{
+	char *p, *q;
+	size_t n;
+
+	for (p = out; *p == '/'; p++)
+		;
+	memmove(out, p, strlen(p) + 1);
+	n = strlen(out);
+	while (n && out[n - 1] == '/')
+		out[--n] = 0;
+	for (p = out; *p;) {
+		q = strchr(p, '/');
+		n = q ? (size_t)(q - p) : strlen(p);
+		if (!n || (refuse_dotdot && n == 2 && !memcmp(p, "..", 2)))
+			return -E_SMB_OBJECT_NAME_INVALID;
+		if (n == 1 && *p == '.') {
+			if (!q) {
+				/* a trailing ".": drop it and its separator */
+				*(p > out ? p - 1 : p) = 0;
+				break;
+			}
+			memmove(p, q + 1, strlen(q + 1) + 1);
+			continue;
+		}
+		if (!q)
+			break;
+		p = q + 1;
+	}
+	return 0;
+}
+
 int srv_path_stream_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap,
 			       char *stream, size_t scap, int *kind)
 {
-	char *p, *q, *colon;
+	char *p, *colon;
 	int n;
 
 	*kind = SRV_STREAM_NONE;
@@ -54,32 +91,7 @@ int srv_path_stream_from_utf16(const uint8_t *name, size_t len, char *out, size_
 	for (p = out; *p; p++)
 		if (*p == '\\')
 			*p = '/';
-	/* strip leading and trailing separators */
-	for (p = out; *p == '/'; p++)
-		;
-	memmove(out, p, strlen(p) + 1);
-	n = (int)strlen(out);
-	while (n > 0 && out[n - 1] == '/')
-		out[--n] = 0;
-	/* no empty components; "." components are dropped */
-	for (p = out; *p;) {
-		q = strchr(p, '/');
-		if (q == p)
-			return -E_SMB_OBJECT_NAME_INVALID;
-		if ((q ? q - p : (long)strlen(p)) == 1 && *p == '.') {
-			if (!q) {
-				/* a trailing ".": drop it and its separator */
-				*(p > out ? p - 1 : p) = 0;
-				break;
-			}
-			memmove(p, q + 1, strlen(q + 1) + 1);
-			continue;
-		}
-		if (!q)
-			break;
-		p = q + 1;
-	}
-	return 0;
+	return srv_path_tidy(out, false);
 }
 
 int srv_path_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap)
