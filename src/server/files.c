@@ -192,11 +192,13 @@ struct srv_file *srv_file_find(struct srv_share *sh, dev_t dev, ino_t ino)
 }
 
 /*
- * A rename into a directory that someone holds open for DELETE is a
- * sharing violation, as Samba's smbd has it (the Windows behaviour
- * smbtorture checks).
+ * A rename into a directory that the renaming client holds open with
+ * DELETE access is a sharing violation (as smbd's
+ * parent_dirname_compatible_open, which sees its own client's opens
+ * only: another client's open of the directory does not stop it, as
+ * smbtorture's notify-inotify.inotify-rename expects).
  */
-int srv_file_rename_target_ok(struct srv_share *sh, const char *to)
+int srv_file_rename_target_ok(struct srv_share *sh, const struct srv_open *o, const char *to)
 {
 	char parent[4096];
 	const char *slash = strrchr(to, '/');
@@ -215,7 +217,8 @@ int srv_file_rename_target_ok(struct srv_share *sh, const char *to)
 	list_for_each(pos, &f->opens) {
 		struct srv_open *e = list_entry(pos, struct srv_open, file_link);
 
-		if (!e->disconnected && e->access & DELETE_ACCESS) {
+		if (!e->disconnected && e->access & DELETE_ACCESS &&
+		    !memcmp(e->client_guid, o->client_guid, sizeof(o->client_guid))) {
 			ret = -E_SMB_SHARING_VIOLATION;
 			break;
 		}

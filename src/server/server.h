@@ -1133,7 +1133,7 @@ int srv_file_stream_renamed(struct srv_file *f, const char *xname);
 void srv_file_ref(struct srv_file *f);
 /* The file if it is open (a reference), else NULL. */
 struct srv_file *srv_file_find(struct srv_share *sh, dev_t dev, ino_t ino);
-int srv_file_rename_target_ok(struct srv_share *sh, const char *to);
+int srv_file_rename_target_ok(struct srv_share *sh, const struct srv_open *o, const char *to);
 bool srv_share_open_below(struct srv_share *sh, const char *dir);
 /* The last reference unlinks a delete-pending file. */
 void srv_file_put(struct srv_file *f);

@@ -524,7 +524,7 @@ static int set_rename(struct srv_req *req, struct srv_open *o, const struct smb2
 		return ret;
 	if (!*to)
 		return -E_SMB_OBJECT_NAME_INVALID;
-	ret = srv_file_rename_target_ok(sh, to);
+	ret = srv_file_rename_target_ok(sh, o, to);
 	if (ret)
 		return ret;
 	if (!link) {

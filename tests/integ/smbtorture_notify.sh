@@ -14,13 +14,9 @@ FAMILIES=${NOTIFY_FAMILIES:-"smb2.notify smb2.notify-inotify"}
 
 # What rdaxd does not do yet, by test. A listed test that passes against
 # rdaxd fails here: delete its line.
-NEEDS="smb2.notify-inotify.inotify-rename rename-rule"
+NEEDS=""
 needs_why() {
 	case $1 in
-	rename-rule) echo "needs Samba's rename rule: rdaxd refuses a rename into a directory any" \
-		"client holds open with DELETE access (srv_file_rename_target_ok, server-wide);" \
-		"smbd checks only its own process's opens (parent_dirname_compatible_open), and the" \
-		"test renames on a second connection: SHARING_VIOLATION before any notify" ;;
 	*) echo "needs $1" ;;
 	esac
 }
