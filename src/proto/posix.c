@@ -234,11 +234,13 @@ int reparse_decode(const uint8_t *p, size_t len, struct reparse_data *rd)
 	}
 }
 
-void reparse_symlink_encode(struct wcur *w, const uint8_t *target16, uint32_t tlen)
+/* A relative symlink's reparse buffer; reserved: its Reserved field. */
+static void symlink_reparse_encode(struct wcur *w, const uint8_t *target16, uint32_t tlen,
+				   uint16_t reserved)
 {
 	wcur_le32(w, IO_REPARSE_TAG_SYMLINK);
-	wcur_le16(w, (uint16_t)(12 + 2 * tlen));
-	wcur_le16(w, 0);
+	wcur_le16(w, (uint16_t)(12 + 2 * tlen));	/* ReparseDataLength */
+	wcur_le16(w, reserved);
 	wcur_le16(w, 0);		/* SubstituteNameOffset */
 	wcur_le16(w, (uint16_t)tlen);
 	wcur_le16(w, (uint16_t)tlen);	/* PrintNameOffset */
@@ -246,6 +248,11 @@ void reparse_symlink_encode(struct wcur *w, const uint8_t *target16, uint32_t tl
 	wcur_le32(w, SYMLINK_FLAG_RELATIVE);
 	wcur_bytes(w, target16, tlen);
 	wcur_bytes(w, target16, tlen);
+}
+
+void reparse_symlink_encode(struct wcur *w, const uint8_t *target16, uint32_t tlen)
+{
+	symlink_reparse_encode(w, target16, tlen, 0);
 }
 
 void reparse_nfs_encode(struct wcur *w, uint64_t type, uint32_t major, uint32_t minor)
@@ -275,16 +282,8 @@ void symlink_err_encode(struct wcur *w, bool ctx, const uint8_t *target16, uint3
 	}
 	wcur_le32(w, body - 4);		/* SymLinkLength: what follows it */
 	wcur_le32(w, SYMLINK_ERROR_TAG);
-	wcur_le32(w, IO_REPARSE_TAG_SYMLINK);
-	wcur_le16(w, (uint16_t)(12 + 2 * tlen));	/* ReparseDataLength */
-	wcur_le16(w, unparsed);
-	wcur_le16(w, 0);		/* SubstituteNameOffset */
-	wcur_le16(w, (uint16_t)tlen);
-	wcur_le16(w, (uint16_t)tlen);	/* PrintNameOffset */
-	wcur_le16(w, (uint16_t)tlen);
-	wcur_le32(w, SYMLINK_FLAG_RELATIVE);
-	wcur_bytes(w, target16, tlen);
-	wcur_bytes(w, target16, tlen);
+	/* the reparse buffer, its Reserved field as UnparsedPathLength */
+	symlink_reparse_encode(w, target16, tlen, unparsed);
 }
 
 int symlink_err_decode(const uint8_t *p, size_t len, bool ctx, const uint8_t **target16,
