@@ -133,12 +133,6 @@ static ssize_t dax_ops_pwritev(struct store_file *f, const struct iovec *iov, in
 	return dax_pwritev(f->dax, iov, n, off);
 }
 
-/* The data is persistent already; fdatasync still covers metadata. */
-static int dax_ops_flush(struct store_file *f)
-{
-	return store_flush(f->fd);
-}
-
 static int dax_ops_truncate(struct store_file *f, uint64_t size)
 {
 	return dax_truncate(f->dax, size);
@@ -192,7 +186,7 @@ const struct store_ops store_dax_ops = {
 	.flags = STORE_EXTENTS | STORE_PERSISTENT,
 	.preadv = dax_ops_preadv,
 	.pwritev = dax_ops_pwritev,
-	.flush = dax_ops_flush,
+	.flush = fd_flush,	/* data persistent already; this covers metadata */
 	.truncate = dax_ops_truncate,
 	.allocate = dax_ops_allocate,
 	.window = dax_ops_window,
