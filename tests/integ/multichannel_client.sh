@@ -219,7 +219,7 @@ wait_written() {
 for try in 1 2 3; do
 	rm -f "$SHARE_DIR/kill.dat"
 	cap_start kill
-	fio_job kill --rw=write --size=1g >"$T/fio.kill" 2>&1 &
+	fio_job kill --rw=write --size=256m >"$T/fio.kill" 2>&1 &
 	fpid=$!
 	wait_written "$SHARE_DIR/kill.dat" $((64 << 20))
 	$CLI ss -K -tn state established dst $SB dport = :"$PORT" >"$T/ssk.out" 2>&1
@@ -246,7 +246,7 @@ fi
 # link B goes down mid-write: TCP_USER_TIMEOUT (and keepalive, when only
 # answers are missing) fails the channel within seconds, with the
 # timeout or the soft error the kernel kept (unreachable)
-fio_job down --rw=write --size=1g >"$T/fio.down" 2>&1 &
+fio_job down --rw=write --size=256m >"$T/fio.down" 2>&1 &
 fpid=$!
 wait_written "$SHARE_DIR/down.dat" $((64 << 20))
 ip -n "$NS_C" link set "${VB}c" down
