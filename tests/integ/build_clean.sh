@@ -17,6 +17,7 @@
 #     /var/lib/dpkg (path, type, mode, size, mtime) and dpkg's package
 #     list are the same before and after.
 . "$(dirname "$0")/lib.sh"
+not_in_sanitizer_pass "builds a fresh clone"
 need git make cc
 
 head=$(git -C "$top" rev-parse --verify HEAD) || die "no HEAD commit in $top"

@@ -375,6 +375,14 @@ if nm -D "$B/librdax.so" 2>/dev/null | grep -q __asan_init; then
 	SAN_PRELOAD=$(ldd "$B/librdax.so" | awk '/lib(asan|ubsan)\.so/ { printf "%s%s", s, $3; s = ":" }')
 	echo "leak:bin/fio" >"$T/lsan-fio.supp"
 fi
+# not_in_sanitizer_pass WHAT: a test that builds and runs its own tree
+# (not $B's binaries) checks nothing new against a sanitizer build; in
+# make check-asan it is one skip saying so (make check runs it)
+not_in_sanitizer_pass() {
+	[ -n "$SAN_PRELOAD" ] &&
+		skip "$*: it tests its own build, not the sanitizer build in $B (make check runs it)"
+	return 0
+}
 fio() {
 	if [ -n "$SAN_PRELOAD" ]; then
 		LD_PRELOAD="$SAN_PRELOAD${LD_PRELOAD:+:$LD_PRELOAD}" \

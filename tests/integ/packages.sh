@@ -8,6 +8,7 @@
 # program builds with `pkg-config --cflags --libs rdax`); and purging
 # them leaves the package database and the files as they were.
 . "$(dirname "$0")/lib.sh"
+not_in_sanitizer_pass "builds the packages"
 
 [ "$(id -u)" = 0 ] || skip "not root: dpkg cannot install the packages"
 command -v dpkg-buildpackage >/dev/null 2>&1 || skip "dpkg-buildpackage is missing (tools/deps.sh build)"
