@@ -252,6 +252,7 @@ int fscc_dirent_encode(struct wcur *w, size_t limit, int cls,
 	uint32_t fixed = dirent_fixed(cls);
 	size_t start = align8(w->off);
 	struct wcur save = *w;
+	uint8_t n;
 
 	if (!fixed)
 		return -E_SMB_INVALID_INFO_CLASS;
@@ -280,9 +281,11 @@ int fscc_dirent_encode(struct wcur *w, size_t limit, int cls,
 		wcur_le64(w, fi->file_id);
 		goto name;
 	}
-	wcur_u8(w, 0);			/* ShortNameLength */
+	n = fi->short_len < sizeof(fi->short_name) ? fi->short_len : sizeof(fi->short_name);
+	wcur_u8(w, n);			/* ShortNameLength */
 	wcur_u8(w, 0);
-	wcur_zero(w, 24);		/* ShortName */
+	wcur_bytes(w, fi->short_name, n);
+	wcur_zero(w, sizeof(fi->short_name) - n);	/* ShortName */
 	if (cls == FileIdBothDirectoryInformation) {
 		wcur_le16(w, 0);
 		wcur_le64(w, fi->file_id);
@@ -372,6 +375,11 @@ int fscc_dirent_next(const uint8_t *p, size_t len, size_t *off, int cls,
 			fi->file_id = get_le64(e + 72);
 		else if (cls == FileIdBothDirectoryInformation)
 			fi->file_id = get_le64(e + 96);
+		if (cls == FileBothDirectoryInformation || cls == FileIdBothDirectoryInformation) {
+			fi->short_len = e[68] < sizeof(fi->short_name) ? e[68] :
+					sizeof(fi->short_name);
+			memcpy(fi->short_name, e + 70, fi->short_len);
+		}
 	}
 	if (!range_ok(*off + fixed, nlen, len) || (next && next < fixed + nlen))
 		return -EBADMSG;

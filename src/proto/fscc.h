@@ -19,6 +19,9 @@ struct fscc_info {
 	uint32_t mode;
 	bool directory;
 	bool delete_pending;
+	/* the 8.3 name (UTF-16LE, short_len bytes, at most 24) of the Both classes */
+	uint8_t short_len;
+	uint8_t short_name[24];
 };
 
 struct fscc_fsinfo {

@@ -32,6 +32,8 @@ static const struct srv_dos_opts samba_defaults = {
 	.map_readonly = SRV_MAP_RO_NO,
 	.hide_dot = 1,
 	.delete_readonly = 0,
+	.case_sensitive = SRV_CASE_AUTO,
+	.mangled_names = 1,
 };
 
 void srv_dos_opts_resolve(struct srv_dos_opts *share, const struct srv_dos_opts *global)

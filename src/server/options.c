@@ -64,6 +64,12 @@ static const struct srv_opt_word w_map_ro[] = {
 	{ "permissions", SRV_MAP_RO_PERMS }, { NULL, 0 }
 };
 
+static const struct srv_opt_word w_case[] = {
+	{ "auto", SRV_CASE_AUTO }, { "yes", SRV_CASE_YES }, { "true", SRV_CASE_YES },
+	{ "on", SRV_CASE_YES }, { "1", SRV_CASE_YES }, { "no", SRV_CASE_NO },
+	{ "false", SRV_CASE_NO }, { "off", SRV_CASE_NO }, { "0", SRV_CASE_NO }, { NULL, 0 }
+};
+
 static const struct srv_opt_word w_bool[] = {
 	{ "yes", 1 }, { "true", 1 }, { "on", 1 }, { "1", 1 },
 	{ "no", 0 }, { "false", 0 }, { "off", 0 }, { "0", 0 }, { NULL, 0 }
@@ -383,6 +389,13 @@ const struct srv_opt srv_opts[] = {
 	  .peer = SAMBA_KSMBD },
 	{ "delete readonly", .type = SRV_OPT_BOOL, .scope = BOTH, DOS(delete_readonly),
 	  .def_doc = "no", .help = "READONLY files may be deleted", .peer = "Samba" },
+	{ "case sensitive", { "casesignames" }, .arg = "MODE", .type = SRV_OPT_ENUM,
+	  .scope = BOTH, .words = w_case, DOS(case_sensitive), .def_doc = "auto",
+	  .help = "auto, no: a name not found as given is looked up ignoring case "
+		  "(POSIX opens: never); yes: names are the file system's",
+	  .peer = "Samba" },
+	{ "mangled names", .type = SRV_OPT_BOOL, .scope = BOTH, DOS(mangled_names),
+	  .def_doc = "yes", .help = "8.3 short names (NAME~X.EXT) for long names", .peer = "Samba" },
 
 	/* a share */
 	{ "path", .arg = "DIR", .type = SRV_OPT_STRING, .scope = SHARE,

@@ -76,6 +76,8 @@ enum srv_encrypt { SRV_ENC_OFF, SRV_ENC_AUTO, SRV_ENC_DESIRED, SRV_ENC_REQUIRED 
  * else Samba's default, is taken at start).
  */
 enum srv_map_ro { SRV_MAP_RO_NO, SRV_MAP_RO_YES, SRV_MAP_RO_PERMS };
+/* "case sensitive": auto is no for SMB2 opens (names.c), yes for POSIX ones */
+enum srv_case { SRV_CASE_AUTO, SRV_CASE_YES, SRV_CASE_NO };
 
 struct srv_dos_opts {
 	int8_t store;			/* "store dos attributes": user.DOSATTRIB */
@@ -85,6 +87,9 @@ struct srv_dos_opts {
 	int8_t map_readonly;		/* enum srv_map_ro */
 	int8_t hide_dot;		/* "hide dot files": HIDDEN */
 	int8_t delete_readonly;		/* READONLY files may be deleted */
+	/* names (names.c) */
+	int8_t case_sensitive;		/* enum srv_case */
+	int8_t mangled_names;		/* 8.3 short names for long names */
 };
 
 struct srv_file_shard {
@@ -1311,6 +1316,22 @@ struct fscc_info;
 struct wcur;
 bool srv_posix_on(const struct srv_req *req);
 int srv_path_posix_from_utf16(const uint8_t *name, size_t len, char *out, size_t cap);
+
+/*
+ * names.c: on a share that is not "case sensitive = yes", path's
+ * components that are not found as given become the names a directory
+ * has ignoring case, or whose 8.3 short name they are (in place; a
+ * component found in no case and the rest stay as given). Never for
+ * POSIX opens.
+ */
+int srv_name_resolve(const struct srv_share *sh, char *path, size_t cap);
+/* The entry of directory dir that is want ignoring case (or by its short name): 1, 0 none */
+int srv_name_match(const struct srv_share *sh, const char *dir, const char *want,
+		   char *real, size_t cap);
+bool srv_name_fold_eq(const char *a, const char *b);
+bool srv_name_is_8_3(const char *name);
+/* name's 8.3 name: 0 it is one (copied), 1 a short name made of it */
+int srv_name_short(const char *name, char out[13]);
 void srv_posix_info(const struct stat *st, struct posix_info *pi);
 void srv_posix_attrs(const struct stat *st, struct fscc_info *fi);
 int srv_posix_stopped_on_symlink(struct srv_req *req, const char *path);

@@ -968,6 +968,8 @@ int smb_create(struct srv_req *req)
 		ret = srv_path_stream_from_utf16(r.name.p, r.name.len, path, sizeof(path),
 						 sname, sizeof(sname), &skind);
 	}
+	if (!ret && !cx.posix)
+		ret = srv_name_resolve(sh, path, sizeof(path));
 	if (ret)
 		return ret;
 	if (skind == SRV_STREAM_NAMED && (!sh->streams || sh->devdax))

@@ -83,25 +83,40 @@ static int finish_out_buf(struct srv_req *req, struct wcur *d, uint32_t limit,
 	return ret;
 }
 
-/*
- * A name that is its own 8.3 name, by Samba's rule (is_8_3): at most 8
- * characters, a dot and 3 more; printable ASCII but " *+,/:;<=>?[\]|".
- * rdaxd makes no short names for others.
- */
-static bool is_8_3(const char *name)
+/* A long name's 8.3 name in fi (the Both directory classes); none for an 8.3 name. */
+static void short_name_info(const struct srv_share *sh, const char *name,
+			    struct fscc_info *fi)
 {
-	const char *dot = strchr(name, '.');
-	size_t len = strlen(name);
+	char sn[13];
+	int n;
 
-	if (!len || len > 12)
-		return false;
-	if (!dot ? len > 8 : dot - name > 8 || len - (size_t)(dot - name) - 1 > 3 ||
-			      !dot[1] || strchr(dot + 1, '.'))
-		return false;
-	for (; *name; name++)
-		if (*name < 0x20 || *name > 0x7e || strchr("*\\/?<>|\":+,[];= ", *name))
-			return false;
-	return true;
+	fi->short_len = 0;
+	if (!sh->dos.mangled_names || !strcmp(name, ".") || !strcmp(name, "..") ||
+	    !srv_name_short(name, sn))
+		return;
+	n = utf8_to_utf16le(sn, fi->short_name, sizeof(fi->short_name));
+	if (n > 0)
+		fi->short_len = (uint8_t)n;
+}
+
+/* ":NAME" of a stream's open after path, its name as the file keeps it */
+static int stream_suffix(struct srv_file *f, char *path, size_t cap)
+{
+	size_t n = strlen(path), pfx = strlen(SRV_STREAM_PREFIX), sfx = strlen(SRV_STREAM_SUFFIX);
+	size_t len;
+	int ret = 0;
+
+	pthread_mutex_lock(&f->lock);
+	len = strlen(f->stream);
+	if (len < pfx + sfx || n + 1 + len - pfx - sfx >= cap) {
+		ret = -ENAMETOOLONG;
+	} else {
+		path[n] = ':';
+		memcpy(path + n + 1, f->stream + pfx, len - pfx - sfx);
+		path[n + 1 + len - pfx - sfx] = 0;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return ret;
 }
 
 /* A named pipe: no name, no size; delete pending as Samba shows it. */
@@ -204,6 +219,8 @@ static int query_file(struct srv_req *req, struct srv_open *o,
 		if (normalized && req->conn->dialect < SMB2_DIALECT_311)
 			return -EOPNOTSUPP;
 		ret = srv_file_path(o->file, path, sizeof(path));
+		if (!ret && normalized && o->file->stream)
+			ret = stream_suffix(o->file, path, sizeof(path));
 		if (ret)
 			return ret;
 		nlen = srv_path_to_utf16(path, !normalized, name16, sizeof(name16));
@@ -213,9 +230,13 @@ static int query_file(struct srv_req *req, struct srv_open *o,
 		ret = srv_file_path(o->file, path, sizeof(path));
 		if (ret)
 			return ret;
-		if (!is_8_3(base_name(path)))
-			return -E_SMB_OBJECT_NAME_NOT_FOUND;	/* as Windows: no short name */
-		nlen = srv_path_to_utf16(base_name(path), false, name16, sizeof(name16));
+		char sn[13];
+
+		/* an 8.3 name is its own; a long one has one if the share makes them */
+		if (!*path || (!srv_name_is_8_3(base_name(path)) && !o->share->dos.mangled_names))
+			return -E_SMB_OBJECT_NAME_NOT_FOUND;
+		srv_name_short(base_name(path), sn);
+		nlen = srv_path_to_utf16(sn, false, name16, sizeof(name16));
 		if (nlen < 0)
 			return nlen;
 	}
@@ -468,6 +489,37 @@ static int target_path(const struct smb2_buf *b, char *out, size_t cap)
 	return srv_path_from_utf16(b->p + 20, nlen, out, cap);
 }
 
+/*
+ * A target on a case-insensitive share: its directories as they are, and
+ * its name when that is another file's in another case; when it is the
+ * renamed file itself, the new case is kept (a rename that changes case).
+ */
+static int target_resolve(struct srv_open *o, char *to, size_t cap)
+{
+	char res[4096], from[4096];
+	const char *base;
+	char *rbase;
+	int ret;
+
+	if (strlen(to) >= sizeof(res))
+		return -ENAMETOOLONG;
+	strcpy(res, to);
+	ret = srv_name_resolve(o->share, res, sizeof(res));
+	if (ret || !strcmp(res, to))
+		return ret;
+	if (!srv_file_path(o->file, from, sizeof(from)) && !strcmp(res, from)) {
+		base = base_name(to);
+		rbase = (char *)base_name(res);
+		if ((size_t)(rbase - res) + strlen(base) >= sizeof(res))
+			return -ENAMETOOLONG;
+		strcpy(rbase, base);
+	}
+	if (strlen(res) >= cap)
+		return -ENAMETOOLONG;
+	strcpy(to, res);
+	return 0;
+}
+
 /* A stream renamed to ":NEW[:$DATA]" of the same file. */
 static int rename_stream(struct srv_open *o, const struct smb2_buf *b, bool link)
 {
@@ -520,6 +572,8 @@ static int set_rename(struct srv_req *req, struct srv_open *o, const struct smb2
 	if (o->file->stream || (b->len >= 22 && b->p[20] == ':' && !b->p[21]))
 		return rename_stream(o, b, link);
 	ret = target_path(b, to, sizeof(to));
+	if (!ret && !o->posix)
+		ret = target_resolve(o, to, sizeof(to));
 	if (ret)
 		return ret;
 	if (!*to)
@@ -806,10 +860,17 @@ static int query_directory(struct srv_req *req, struct srv_open *o,
 		/* exact name: one lookup, no directory scan */
 		o->enum_started = true;
 		o->enum_done = true;
-		if (strchr(o->pattern, '/') || entry_attr(req, o, o->pattern, at_root, &a))
+		char real[256];
+
+		name = o->pattern;
+		if (!strchr(name, '/') && entry_attr(req, o, name, at_root, &a) && !o->posix &&
+		    srv_name_match(o->share, path, name, real, sizeof(real)) == 1)
+			name = real;	/* the entry's name, as it is */
+		if (strchr(name, '/') || entry_attr(req, o, name, at_root, &a))
 			return restart ? -E_SMB_NO_SUCH_FILE : -E_SMB_NO_MORE_FILES;
 		srv_attr_to_info(&a, 0, &fi);
-		n = utf8_to_utf16le(o->pattern, name16, sizeof(name16));
+		short_name_info(o->share, name, &fi);
+		n = utf8_to_utf16le(name, name16, sizeof(name16));
 		if (n < 0)
 			return -E_SMB_NO_SUCH_FILE;
 		off = dirent_encode(&d, limit, r.info_class, &a, &fi, name16, (uint32_t)n);
@@ -844,6 +905,7 @@ static int query_directory(struct srv_req *req, struct srv_open *o,
 		if (n < 0)
 			goto next;	/* not representable: skip */
 		srv_attr_to_info(&a, 0, &fi);
+		short_name_info(o->share, name, &fi);
 		off = dirent_encode(&d, limit, r.info_class, &a, &fi, name16, (uint32_t)n);
 		if (off == -ENOSPC) {
 			if (!o->pending_name) {
