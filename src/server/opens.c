@@ -345,11 +345,34 @@ int srv_req_hold(struct srv_req *req, struct srv_open *o)
 	return 0;
 }
 
-/* What a named pipe's handle may be used for. */
-static bool pipe_cmd(uint16_t cmd)
+#define CMD(c) (1u << (c))
+
+/*
+ * What each kind of open takes: SMB2 commands (others get
+ * STATUS_INVALID_DEVICE_REQUEST here, before any handler) and QUERY_INFO
+ * types. A pipe answers its own info classes (query_pipe); the quota
+ * fake file only the QUOTA type and CLOSE.
+ */
+static const struct {
+	uint32_t cmds;
+	uint32_t info_types;
+} srv_open_kinds[SRV_OPEN_KINDS] = {
+	[SRV_OPEN_FILE] = { .cmds = ~0u, .info_types = ~0u },
+	[SRV_OPEN_PIPE] = { .cmds = CMD(SMB2_READ) | CMD(SMB2_WRITE) | CMD(SMB2_CLOSE) |
+				    CMD(SMB2_IOCTL) | CMD(SMB2_QUERY_INFO) | CMD(SMB2_FLUSH),
+			    .info_types = ~0u },
+	[SRV_OPEN_QUOTA] = { .cmds = CMD(SMB2_CLOSE) | CMD(SMB2_QUERY_INFO),
+			     .info_types = CMD(SMB2_0_INFO_QUOTA) },
+};
+
+bool srv_open_has_file(const struct srv_open *o)
 {
-	return cmd == SMB2_READ || cmd == SMB2_WRITE || cmd == SMB2_CLOSE ||
-	       cmd == SMB2_IOCTL || cmd == SMB2_QUERY_INFO || cmd == SMB2_FLUSH;
+	return o->kind == SRV_OPEN_FILE;
+}
+
+bool srv_open_takes_info(const struct srv_open *o, uint8_t info_type)
+{
+	return info_type < 32 && srv_open_kinds[o->kind].info_types & CMD(info_type);
 }
 
 int srv_req_open(struct srv_req *req, const struct smb2_fid *fid,
@@ -377,7 +400,8 @@ int srv_req_open(struct srv_req *req, const struct smb2_fid *fid,
 		srv_open_put(o);
 		return -E_SMB_FILE_CLOSED;
 	}
-	if (o->pipe && !pipe_cmd(req->hdr.command)) {
+	if (req->hdr.command >= 32 ||
+	    !(srv_open_kinds[o->kind].cmds & CMD(req->hdr.command))) {
 		srv_open_put(o);
 		return -E_SMB_INVALID_DEVICE_REQUEST;
 	}

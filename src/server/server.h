@@ -333,6 +333,14 @@ struct srv_file {
  * mutex covers its lists (channels, trees, opens) and counters, for
  * the rare changes: setup, binding, tree connect, create, close.
  */
+/*
+ * What an open is (opens.c, srv_open_kinds): a file or directory; a named
+ * pipe of IPC$; the quota fake file ($Extend\$Quota:$Q:$INDEX_ALLOCATION),
+ * a directory with no file behind it. srv_req_open refuses the commands
+ * and QUERY_INFO types a kind does not take, so no handler sees them.
+ */
+enum srv_open_kind { SRV_OPEN_FILE, SRV_OPEN_PIPE, SRV_OPEN_QUOTA, SRV_OPEN_KINDS };
+
 struct srv_open {
 	struct cds_lfht_node node;	/* srv.opens, by volatile id */
 	struct rcu_head rcu;
@@ -350,6 +358,7 @@ struct srv_open {
 	struct srv_ident *ident;	/* who opened it */
 	int fd;
 	struct store_file sf;		/* its data: store ops bound at open (fileio.c) */
+	enum srv_open_kind kind;
 	struct srv_pipe *pipe;		/* a named pipe on IPC$ (rpc_srv.c) */
 	bool is_dir;
 	bool path_only;			/* O_PATH: attributes only */
@@ -1108,6 +1117,10 @@ void srv_open_put(struct srv_open *o);
 int srv_open_close(struct srv_open *o);
 /* Resolve a request FileId (compound-aware) to an open on its tree; the
  * request holds the reference until its PDU is answered. */
+/* The open has a file behind it (not a pipe, not a fake file). */
+bool srv_open_has_file(const struct srv_open *o);
+/* A QUERY_INFO of this type (SMB2_0_INFO_*) is for this kind of open. */
+bool srv_open_takes_info(const struct srv_open *o, uint8_t info_type);
 int srv_req_open(struct srv_req *req, const struct smb2_fid *fid,
 		 struct srv_open **out);
 /* Hold o (a reference taken) until the PDU is answered. */

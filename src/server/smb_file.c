@@ -657,9 +657,49 @@ static struct srv_open *open_new(struct srv_req *req, struct srv_tree *t, int fd
 }
 
 /* A named pipe on IPC$: an open with a DCE/RPC endpoint behind it. */
+/*
+ * An open with no file behind it (a pipe, the quota fake file), answered
+ * with rsp's attributes, times and sizes; o is the caller's, freed on error.
+ */
+static int create_fileless(struct srv_req *req, const struct smb2_create_req *r,
+			   struct srv_open *o, uint32_t access, struct smb2_create_rsp *rsp)
+{
+	int ret;
+
+	srv_open_store_init(o, -1);
+	o->share = req->tree->share;
+	o->access = access;
+	o->share_access = r->share_access;
+	o->jslot = -1;
+	memset(o->lock_seq, 0xFF, sizeof(o->lock_seq));
+	memcpy(o->client_guid, req->conn->client_guid, sizeof(o->client_guid));
+	snprintf(o->owner, sizeof(o->owner), "%s", req->sess->user);
+	ret = srv_open_insert(req->sess, req->tree, o);
+	if (ret) {
+		srv_pipe_free(o->pipe);
+		free(o);
+		return ret;
+	}
+	ret = srv_req_hold(req, srv_open_ref(o));
+	if (ret)
+		return ret;
+	rsp->fid.persistent = o->persistent;
+	rsp->fid.volatile_id = o->volatile_id;
+	req->chain->have_fid = true;
+	req->chain->fid = rsp->fid;
+	if (srv_req_room(req, 96))
+		return -ENOMEM;
+	smb2_create_rsp_encode(&req->w, rsp);
+	return 0;
+}
+
 static int create_pipe(struct srv_req *req, const struct smb2_create_req *r)
 {
-	struct smb2_create_rsp rsp = { 0 };
+	struct smb2_create_rsp rsp = {
+		.action = FILE_OPENED,
+		.allocation_size = 4096,	/* as Samba answers for a pipe */
+		.attributes = FILE_ATTRIBUTE_NORMAL,
+	};
 	struct srv_open *o;
 	char name[256];
 	int ret;
@@ -669,39 +709,59 @@ static int create_pipe(struct srv_req *req, const struct smb2_create_req *r)
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return -ENOMEM;
+	o->kind = SRV_OPEN_PIPE;
 	ret = srv_pipe_open(req->conn->srv, name, &o->pipe);
-	if (ret)
-		goto out_free_open;
-	srv_open_store_init(o, -1);
-	o->share = req->tree->share;
-	o->access = r->desired_access;
-	o->share_access = r->share_access;
-	o->jslot = -1;
-	memset(o->lock_seq, 0xFF, sizeof(o->lock_seq));
-	memcpy(o->client_guid, req->conn->client_guid, sizeof(o->client_guid));
-	snprintf(o->owner, sizeof(o->owner), "%s", req->sess->user);
-	ret = srv_open_insert(req->sess, req->tree, o);
-	if (ret)
-		goto out_free_pipe;
-	ret = srv_req_hold(req, srv_open_ref(o));
-	if (ret)
+	if (ret) {
+		free(o);
 		return ret;
-	rsp.action = FILE_OPENED;
-	rsp.allocation_size = 4096;	/* as Samba answers for a pipe */
-	rsp.attributes = FILE_ATTRIBUTE_NORMAL;
-	rsp.fid.persistent = o->persistent;
-	rsp.fid.volatile_id = o->volatile_id;
-	req->chain->have_fid = true;
-	req->chain->fid = rsp.fid;
-	if (srv_req_room(req, 96))
+	}
+	return create_fileless(req, r, o, r->desired_access, &rsp);
+}
+
+#define QUOTA_FAKE_NAME "$Extend\\$Quota:$Q:$INDEX_ALLOCATION"
+#define QUOTA_ACCESS (FILE_READ_DATA | FILE_READ_EA | FILE_READ_ATTRIBUTES | \
+		      READ_CONTROL | SYNCHRONIZE)
+
+/* The quota fake file's name, in any case (not for POSIX opens). */
+static bool is_quota_fake(const struct smb2_create_req *r)
+{
+	char name[64];
+
+	return utf16le_to_utf8(r->name.p, r->name.len, name, sizeof(name)) > 0 &&
+	       !strcasecmp(name, QUOTA_FAKE_NAME);
+}
+
+/*
+ * The quota fake file ([MS-FSCC] 2.1.5: NTFS's $Extend\$Quota index): a
+ * directory opened for reading, with Windows' attributes and no times,
+ * that only takes QUERY_INFO of the QUOTA type and CLOSE (no quotas:
+ * an empty answer). Any user may open it (Samba: root only).
+ */
+static int create_quota(struct srv_req *req, const struct smb2_create_req *r, uint32_t access)
+{
+	struct smb2_create_rsp rsp = {
+		.action = FILE_OPENED,
+		.attributes = FILE_ATTRIBUTE_HIDDEN | FILE_ATTRIBUTE_SYSTEM |
+			      FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_ARCHIVE,
+	};
+	struct srv_open *o;
+
+	if (r->disposition == FILE_CREATE)
+		return -EEXIST;
+	if (r->disposition != FILE_OPEN && r->disposition != FILE_OPEN_IF)
+		return -EACCES;
+	if (r->options & FILE_NON_DIRECTORY_FILE)
+		return -EISDIR;
+	if (r->desired_access & MAXIMUM_ALLOWED)
+		access &= QUOTA_ACCESS;
+	if (access & ~QUOTA_ACCESS || r->options & FILE_DELETE_ON_CLOSE)
+		return -EACCES;
+	o = calloc(1, sizeof(*o));
+	if (!o)
 		return -ENOMEM;
-	smb2_create_rsp_encode(&req->w, &rsp);
-	return 0;
-out_free_pipe:
-	srv_pipe_free(o->pipe);
-out_free_open:
-	free(o);
-	return ret;
+	o->kind = SRV_OPEN_QUOTA;
+	o->is_dir = true;
+	return create_fileless(req, r, o, access, &rsp);
 }
 
 /* The base file of a stream, opened (made if the disposition says so). */
@@ -961,6 +1021,8 @@ int smb_create(struct srv_req *req)
 	/* [MS-SMB2] 3.3.5.9: a name starting with a separator is refused */
 	if (r.name.len >= 2 && r.name.p[0] == '\\' && !r.name.p[1])
 		return -EINVAL;
+	if (!cx.posix && is_quota_fake(&r))
+		return create_quota(req, &r, map_access(r.desired_access, t));
 	if (cx.posix) {
 		skind = SRV_STREAM_NONE;
 		ret = srv_path_posix_from_utf16(r.name.p, r.name.len, path, sizeof(path));

@@ -317,6 +317,8 @@ int smb_query_info(struct srv_req *req)
 		return ret;
 	if (r.output_len > SMB2_MAX_IO_SIZE)
 		return -EINVAL;
+	if (!srv_open_takes_info(o, r.info_type))
+		return -E_SMB_INVALID_DEVICE_REQUEST;
 	if (r.info_type == SMB2_0_INFO_SECURITY)
 		return query_security(req, o, &r);
 	ret = srv_req_room(req, 8 + NAME16_MAX + 512);

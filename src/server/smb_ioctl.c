@@ -194,7 +194,9 @@ static int resume_key_open(struct srv_req *req, const uint8_t *key,
 	*out = srv_open_get(req->sess, &fid);
 	if (!*out)
 		return -ENOENT;
-	return srv_req_hold(req, *out) ? -ENOENT : 0;
+	if (srv_req_hold(req, *out))
+		return -ENOENT;
+	return srv_open_has_file(*out) ? 0 : -ENOENT;
 }
 
 /* Check every chunk against the limits before copying anything. */
@@ -456,7 +458,9 @@ static int dup_source(struct srv_req *req, const struct fsctl_dup_extents *x,
 	*out = srv_open_get(req->sess, &fid);
 	if (!*out)
 		return -E_SMB_INVALID_HANDLE;
-	return srv_req_hold(req, *out) ? -E_SMB_INVALID_HANDLE : 0;
+	if (srv_req_hold(req, *out))
+		return -E_SMB_INVALID_HANDLE;
+	return srv_open_has_file(*out) ? 0 : -E_SMB_INVALID_HANDLE;
 }
 
 static int dup_extents(struct srv_req *req, struct srv_open *dst,

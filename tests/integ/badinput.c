@@ -267,6 +267,283 @@ static void enc_echo(struct wcur *w, void *arg)
 	smb2_simple_encode(w);
 }
 
+/*
+ * The quota fake file ($Extend\$Quota:$Q:$INDEX_ALLOCATION) has no file
+ * behind it: every command on its handle but QUERY_INFO of the QUOTA
+ * type and CLOSE is refused, and the server keeps serving.
+ */
+static void enc_quota_open(struct wcur *w, void *arg)
+{
+	struct smb2_create_req c = { 0 };
+	uint8_t name[128];
+	int n = utf8_to_utf16le("$Extend\\$Quota:$Q:$INDEX_ALLOCATION", name, sizeof(name));
+
+	c.impersonation = 2;
+	c.desired_access = FILE_GENERIC_READ;
+	c.share_access = 7;
+	c.disposition = FILE_OPEN;
+	c.name.p = name;
+	c.name.len = (uint32_t)n;
+	smb2_create_req_encode(w, &c);
+}
+
+static void q_read(struct wcur *w, const struct smb2_fid *f)
+{
+	smb2_read_req_encode(w, &(struct smb2_read_req){ .length = 4096, .fid = *f });
+}
+
+static void q_write(struct wcur *w, const struct smb2_fid *f)
+{
+	static const uint8_t data[16] = "quota file data";
+
+	smb2_write_req_encode(w, &(struct smb2_write_req){ .length = sizeof(data), .fid = *f });
+	wcur_bytes(w, data, sizeof(data));
+}
+
+static void q_flush(struct wcur *w, const struct smb2_fid *f)
+{
+	smb2_flush_req_encode(w, f);
+}
+
+static void q_lock(struct wcur *w, const struct smb2_fid *f)
+{
+	wcur_le16(w, 48);
+	wcur_le16(w, 1);		/* LockCount */
+	wcur_le32(w, 0);
+	wcur_le64(w, f->persistent);
+	wcur_le64(w, f->volatile_id);
+	wcur_le64(w, 0);		/* Offset */
+	wcur_le64(w, 10);		/* Length */
+	wcur_le32(w, SMB2_LOCKFLAG_EXCLUSIVE | SMB2_LOCKFLAG_FAIL_IMMEDIATELY);
+	wcur_le32(w, 0);
+}
+
+static void q_break_ack(struct wcur *w, const struct smb2_fid *f)
+{
+	wcur_le16(w, 24);
+	wcur_u8(w, 0);			/* OplockLevel */
+	wcur_zero(w, 5);
+	wcur_le64(w, f->persistent);
+	wcur_le64(w, f->volatile_id);
+}
+
+static void q_ioctl(struct wcur *w, const struct smb2_fid *f, uint32_t code)
+{
+	static const uint8_t in[16];
+
+	smb2_ioctl_req_encode(w, &(struct smb2_ioctl_req){
+		.ctl_code = code, .fid = *f, .input = { in, sizeof(in) }, .max_output_response = 4096,
+		.flags = SMB2_0_IOCTL_IS_FSCTL });
+}
+
+static void q_resume_key(struct wcur *w, const struct smb2_fid *f)
+{
+	q_ioctl(w, f, FSCTL_SRV_REQUEST_RESUME_KEY);
+}
+
+static void q_sparse(struct wcur *w, const struct smb2_fid *f)
+{
+	q_ioctl(w, f, FSCTL_SET_SPARSE);
+}
+
+static void q_ranges(struct wcur *w, const struct smb2_fid *f)
+{
+	q_ioctl(w, f, FSCTL_QUERY_ALLOCATED_RANGES);
+}
+
+static void q_reparse(struct wcur *w, const struct smb2_fid *f)
+{
+	q_ioctl(w, f, FSCTL_GET_REPARSE_POINT);
+}
+
+static void q_pipe(struct wcur *w, const struct smb2_fid *f)
+{
+	q_ioctl(w, f, FSCTL_PIPE_TRANSCEIVE);
+}
+
+static void q_dir(struct wcur *w, const struct smb2_fid *f)
+{
+	static const uint8_t star[2] = { '*', 0 };
+
+	smb2_query_dir_req_encode(w, &(struct smb2_query_dir_req){
+		.info_class = FileIdBothDirectoryInformation, .fid = *f,
+		.pattern = { star, 2 }, .output_len = 65536 });
+}
+
+static void q_notify(struct wcur *w, const struct smb2_fid *f)
+{
+	smb2_notify_req_encode(w, &(struct smb2_notify_req){
+		.output_len = 4096, .fid = *f, .filter = 0xfff });
+}
+
+static void q_query(struct wcur *w, const struct smb2_fid *f, uint8_t type, uint8_t cls,
+		    uint32_t additional)
+{
+	smb2_query_info_req_encode(w, &(struct smb2_query_info_req){
+		.info_type = type, .info_class = cls, .output_len = 65536,
+		.additional = additional, .fid = *f });
+}
+
+static void q_basic(struct wcur *w, const struct smb2_fid *f)
+{
+	q_query(w, f, SMB2_0_INFO_FILE, FileBasicInformation, 0);
+}
+
+static void q_all(struct wcur *w, const struct smb2_fid *f)
+{
+	q_query(w, f, SMB2_0_INFO_FILE, FileAllInformation, 0);
+}
+
+static void q_streams(struct wcur *w, const struct smb2_fid *f)
+{
+	q_query(w, f, SMB2_0_INFO_FILE, FileStreamInformation, 0);
+}
+
+static void q_fs(struct wcur *w, const struct smb2_fid *f)
+{
+	q_query(w, f, SMB2_0_INFO_FILESYSTEM, FileFsSizeInformation, 0);
+}
+
+static void q_sd(struct wcur *w, const struct smb2_fid *f)
+{
+	q_query(w, f, SMB2_0_INFO_SECURITY, 0, 7);
+}
+
+static void q_set(struct wcur *w, const struct smb2_fid *f, uint8_t type, uint8_t cls,
+		  const uint8_t *data, uint32_t len)
+{
+	smb2_set_info_req_encode(w, &(struct smb2_set_info_req){
+		.info_type = type, .info_class = cls, .data = { data, len }, .fid = *f });
+}
+
+static void q_set_basic(struct wcur *w, const struct smb2_fid *f)
+{
+	static const uint8_t basic[40];
+
+	q_set(w, f, SMB2_0_INFO_FILE, FileBasicInformation, basic, sizeof(basic));
+}
+
+static void q_set_delete(struct wcur *w, const struct smb2_fid *f)
+{
+	static const uint8_t del[1] = { 1 };
+
+	q_set(w, f, SMB2_0_INFO_FILE, FileDispositionInformation, del, 1);
+}
+
+static void q_set_eof(struct wcur *w, const struct smb2_fid *f)
+{
+	static const uint8_t eof[8] = { 0, 0x10 };
+
+	q_set(w, f, SMB2_0_INFO_FILE, FileEndOfFileInformation, eof, sizeof(eof));
+}
+
+static void q_set_rename(struct wcur *w, const struct smb2_fid *f)
+{
+	static const uint8_t ren[26] = { 1, [16] = 6, [20] = 'q', [22] = 'r', [24] = 'n' };
+
+	q_set(w, f, SMB2_0_INFO_FILE, FileRenameInformation, ren, sizeof(ren));
+}
+
+static void q_set_quota(struct wcur *w, const struct smb2_fid *f)
+{
+	static const uint8_t quota[64];
+
+	q_set(w, f, SMB2_0_INFO_QUOTA, 0, quota, sizeof(quota));
+}
+
+static void q_set_sd(struct wcur *w, const struct smb2_fid *f)
+{
+	static const uint8_t sd[20] = { 1, 0, 0x04, 0x80 };
+
+	q_set(w, f, SMB2_0_INFO_SECURITY, 0, sd, sizeof(sd));
+}
+
+static void quota_fake_cases(struct raw *keep)
+{
+	static const struct {
+		const char *what;
+		uint16_t cmd;
+		void (*enc)(struct wcur *w, const struct smb2_fid *f);
+	} cmds[] = {
+		{ "READ", SMB2_READ, q_read },
+		{ "WRITE", SMB2_WRITE, q_write },
+		{ "FLUSH", SMB2_FLUSH, q_flush },
+		{ "LOCK", SMB2_LOCK, q_lock },
+		{ "OPLOCK_BREAK acknowledgement", SMB2_OPLOCK_BREAK, q_break_ack },
+		{ "IOCTL FSCTL_SRV_REQUEST_RESUME_KEY", SMB2_IOCTL, q_resume_key },
+		{ "IOCTL FSCTL_SET_SPARSE", SMB2_IOCTL, q_sparse },
+		{ "IOCTL FSCTL_QUERY_ALLOCATED_RANGES", SMB2_IOCTL, q_ranges },
+		{ "IOCTL FSCTL_GET_REPARSE_POINT", SMB2_IOCTL, q_reparse },
+		{ "IOCTL FSCTL_PIPE_TRANSCEIVE", SMB2_IOCTL, q_pipe },
+		{ "QUERY_DIRECTORY", SMB2_QUERY_DIRECTORY, q_dir },
+		{ "CHANGE_NOTIFY", SMB2_CHANGE_NOTIFY, q_notify },
+		{ "QUERY_INFO FileBasicInformation", SMB2_QUERY_INFO, q_basic },
+		{ "QUERY_INFO FileAllInformation", SMB2_QUERY_INFO, q_all },
+		{ "QUERY_INFO FileStreamInformation", SMB2_QUERY_INFO, q_streams },
+		{ "QUERY_INFO FileFsSizeInformation", SMB2_QUERY_INFO, q_fs },
+		{ "QUERY_INFO security", SMB2_QUERY_INFO, q_sd },
+		{ "SET_INFO FileBasicInformation", SMB2_SET_INFO, q_set_basic },
+		{ "SET_INFO FileDispositionInformation", SMB2_SET_INFO, q_set_delete },
+		{ "SET_INFO FileEndOfFileInformation", SMB2_SET_INFO, q_set_eof },
+		{ "SET_INFO FileRenameInformation", SMB2_SET_INFO, q_set_rename },
+		{ "SET_INFO quota", SMB2_SET_INFO, q_set_quota },
+		{ "SET_INFO security", SMB2_SET_INFO, q_set_sd },
+	};
+	uint8_t buf[4096];
+	struct smb2_fid fid;
+	struct wcur w;
+	struct raw r;
+	unsigned int i;
+	uint32_t st;
+
+	if (raw_open(&r, true)) {
+		BAD("quota fake file: setup failed");
+		return;
+	}
+	if (call(&r, SMB2_CREATE, 1, enc_quota_open, NULL, &st) < 0 || st) {
+		BAD("quota fake file: not opened (0x%08x)", st);
+		raw_close(&r);
+		return;
+	}
+	fid.persistent = get_le64(r.rx + 128);
+	fid.volatile_id = get_le64(r.rx + 136);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char what[96];
+
+		wcur_init(&w, buf, sizeof(buf));
+		w.off = SMB2_HDR_SIZE;
+		cmds[i].enc(&w, &fid);
+		hdr(buf, cmds[i].cmd, r.mid, r.sid, r.tid, 1);
+		r.mid++;
+		snprintf(what, sizeof(what), "quota fake file, %s", cmds[i].what);
+		if (send_raw(&r, buf, w.off)) {
+			BAD("%s: send failed", what);
+			break;
+		}
+		expect_rejected(&r, what);
+	}
+	wcur_init(&w, buf, sizeof(buf));
+	w.off = SMB2_HDR_SIZE;
+	q_query(&w, &fid, SMB2_0_INFO_QUOTA, 0, 0);
+	hdr(buf, SMB2_QUERY_INFO, r.mid, r.sid, r.tid, 1);
+	r.mid++;
+	if (send_raw(&r, buf, w.off) || recv_status(&r, &st) < 0 || st)
+		BAD("quota fake file, QUERY_INFO quota: 0x%08x, not success", st);
+	else
+		OK("quota fake file, QUERY_INFO quota: success (no quotas)");
+	wcur_init(&w, buf, sizeof(buf));
+	w.off = SMB2_HDR_SIZE;
+	smb2_close_req_encode(&w, &(struct smb2_close_req){ .fid = fid });
+	hdr(buf, SMB2_CLOSE, r.mid, r.sid, r.tid, 1);
+	r.mid++;
+	if (send_raw(&r, buf, w.off) || recv_status(&r, &st) < 0 || st)
+		BAD("quota fake file, CLOSE: 0x%08x, not success", st);
+	else
+		OK("quota fake file, CLOSE: success");
+	raw_close(&r);
+	still_serving(keep, "commands on the quota fake file");
+}
+
 /* Connect, negotiate, anonymous session, tree connect, open a file. */
 static int raw_open(struct raw *r, bool full)
 {
@@ -705,6 +982,7 @@ int main(int argc, char **argv)
 	}
 
 	posix_cases(&keep);
+	quota_fake_cases(&keep);
 
 	raw_close(&keep);
 	printf("%d failure(s)\n", nfail);
