@@ -504,3 +504,75 @@ bool fscc_stream_entry_encode(struct wcur *w, size_t limit, long *prev, const ui
 	wcur_bytes(w, name, name_len);
 	return true;
 }
+
+/* ---- FILE_FULL_EA_INFORMATION ---- */
+
+#define EA_FIXED 8
+
+int fscc_ea_next(const uint8_t *p, size_t len, size_t *off, struct fscc_ea *e)
+{
+	const uint8_t *x;
+	uint32_t next;
+	size_t need;
+
+	if (*off == SIZE_MAX || (!*off && !len))
+		return 0;
+	if (*off >= len || len - *off < EA_FIXED)
+		return -EBADMSG;
+	x = p + *off;
+	next = get_le32(x);
+	e->flags = x[4];
+	e->name_len = x[5];
+	e->value_len = get_le16(x + 6);
+	need = EA_FIXED + (size_t)e->name_len + 1 + e->value_len;
+	if (!e->name_len || need > len - *off || x[EA_FIXED + e->name_len] ||
+	    memchr(x + EA_FIXED, 0, e->name_len))
+		return -EBADMSG;
+	if (next && (next < need || next % 4 || next >= len - *off))
+		return -EBADMSG;
+	e->name = (const char *)x + EA_FIXED;
+	e->value = x + EA_FIXED + e->name_len + 1;
+	*off = next ? *off + next : SIZE_MAX;
+	return 1;
+}
+
+int fscc_ea_encode(struct wcur *w, size_t *prev, const struct fscc_ea *e)
+{
+	struct wcur save = *w;
+	size_t start;
+
+	if (*prev != SIZE_MAX) {
+		wcur_align(w, 4);
+		start = w->off;
+	} else {
+		start = w->off;
+	}
+	wcur_le32(w, 0);
+	wcur_u8(w, e->flags);
+	wcur_u8(w, e->name_len);
+	wcur_le16(w, e->value_len);
+	wcur_bytes(w, e->name, e->name_len);
+	wcur_u8(w, 0);
+	wcur_bytes(w, e->value, e->value_len);
+	if (w->err) {
+		*w = save;
+		return -ENOSPC;
+	}
+	if (*prev != SIZE_MAX)
+		put_le32(w->p + *prev, (uint32_t)(start - *prev));
+	*prev = start;
+	return 0;
+}
+
+bool fscc_ea_name_ok(const char *name, size_t len)
+{
+	size_t i;
+
+	if (!len || len > 255)
+		return false;
+	for (i = 0; i < len; i++)
+		if ((unsigned char)name[i] < 0x20 || (unsigned char)name[i] > 0x7e ||
+		    strchr("\"*+,/:;<=>?[\\]|", name[i]))
+			return false;
+	return true;
+}

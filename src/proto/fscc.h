@@ -146,6 +146,33 @@ static inline void filetime_to_unix(uint64_t ft, int64_t *sec, long *nsec)
  * (empty, ':' '/' '\\' in the name, too long), -EINVAL (a type other
  * than $DATA, as Samba answers).
  */
+/*
+ * FILE_FULL_EA_INFORMATION ([MS-FSCC] 2.4.15): a chain of extended
+ * attributes (the ExtA create context, FileFullEaInformation). Entries
+ * start 4-byte aligned; a name is 1-255 bytes followed by a NUL.
+ */
+struct fscc_ea {
+	uint8_t flags;
+	const char *name;		/* into the buffer, NUL-terminated */
+	uint8_t name_len;
+	const uint8_t *value;
+	uint16_t value_len;
+};
+
+/*
+ * The entry at *off of the chain p[0, len): 1 (then *off is the next
+ * entry's, SIZE_MAX after the last), 0 at the end, -EBADMSG malformed.
+ * Start with *off = 0.
+ */
+int fscc_ea_next(const uint8_t *p, size_t len, size_t *off, struct fscc_ea *e);
+/*
+ * One entry appended to the chain in w, 4-byte aligned, the previous
+ * one's NextEntryOffset (at *prev, SIZE_MAX: none) set; -ENOSPC.
+ */
+int fscc_ea_encode(struct wcur *w, size_t *prev, const struct fscc_ea *e);
+/* An EA name as Windows takes it: printable ASCII but "*+,/:;<=>?[\]|. */
+bool fscc_ea_name_ok(const char *name, size_t len);
+
 #define FSCC_STREAM_NAME_MAX 255	/* UTF-16 units, as NTFS */
 int fscc_stream_parse(const char *part, char *name, size_t cap);
 

@@ -285,6 +285,7 @@ enum fscc_fs_class {
 #define SMB2_CTX_QFID "QFid"
 #define SMB2_CTX_LEASE "RqLs"
 #define SMB2_CTX_ALSI "AlSi"		/* AllocationSize: 8 bytes */
+#define SMB2_CTX_EXTA "ExtA"		/* FILE_FULL_EA_INFORMATION: the new file's EAs */
 #define SMB2_CTX_SECD "SecD"		/* a self-relative security descriptor */
 
 /* Limits */

@@ -1376,6 +1376,17 @@ int srv_stream_size(int fd, const char *xname, uint64_t *size);
  * FILE_STREAM_INFORMATION of fd: ::$DATA (not for a directory), then
  * each stream; whole entries up to limit. 1: some did not fit.
  */
+/*
+ * eas.c: extended attributes in "user.NAME" xattrs, as Samba keeps them.
+ * srv_ea_check: a FILE_FULL_EA_INFORMATION chain is well formed and names
+ * no private xattr; srv_ea_set: applies it (an empty value removes);
+ * srv_ea_query: the file's EAs as a chain within limit bytes of d:
+ * 0, 1 (some did not fit), -E_SMB_NO_EAS_ON_FILE.
+ */
+int srv_ea_check(const uint8_t *p, size_t len);
+int srv_ea_set(int fd, const uint8_t *p, size_t len);
+int srv_ea_query(struct wcur *d, uint32_t limit, int fd);
+
 int srv_stream_list(struct wcur *w, size_t limit, int fd, bool is_dir, uint64_t size,
 		    uint64_t alloc);
 /* FileRenameInformation ":NEW[:$DATA]" on a stream open. */

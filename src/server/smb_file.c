@@ -176,6 +176,7 @@ struct create_ctxs {
 	bool qfid;
 	uint64_t alloc;			/* AlSi: AllocationSize (0: none) */
 	struct smb2_buf secd;		/* SecD: the new file's descriptor */
+	struct smb2_buf eas;		/* ExtA: the new or overwritten file's EAs */
 	bool posix;			/* the POSIX context, on a share with them */
 	uint32_t posix_mode;		/* its mode for a new file */
 	struct srv_cache_req cache;
@@ -289,6 +290,12 @@ static int create_ctxs_parse(struct srv_req *req, const struct srv_share *sh,
 			if (ctx[i].data.len != 8)
 				return -EINVAL;
 			cx->alloc = get_le64(ctx[i].data.p);
+		} else if (!memcmp(tag, SMB2_CTX_EXTA, 4)) {
+			ret = srv_ea_check(ctx[i].data.p, ctx[i].data.len);
+			if (ret)
+				return ret;
+			cx->eas.p = ctx[i].data.p;
+			cx->eas.len = ctx[i].data.len;
 		} else if (!memcmp(tag, SMB2_CTX_SECD, 4)) {
 			ret = srv_sd_check(ctx[i].data.p, ctx[i].data.len);
 			if (ret)
@@ -1215,6 +1222,15 @@ int smb_create(struct srv_req *req)
 	}
 	if (action != FILE_OPENED)
 		create_set_attrs(sh, o, path, r.file_attributes, t->ident);
+	if (action != FILE_OPENED && cx.eas.len) {
+		/* as Samba: EAs that cannot be set undo the create */
+		ret = srv_ea_set(fd, cx.eas.p, cx.eas.len);
+		if (ret) {
+			if (action == FILE_CREATED)
+				store_unlink(&sh->root, path, is_dir);
+			goto out_leave_file;
+		}
+	}
 	if (action == FILE_CREATED && !cx.secd.len)
 		create_inherit(sh, path, fd, t->ident);
 	/* a POSIX create's mode, exactly: the client applied its umask */

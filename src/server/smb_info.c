@@ -18,6 +18,7 @@
 
 #define NAME16_MAX (4096 * 2 + 2)
 #define QD_MAX_OUTPUT SMB2_MAX_IO_SIZE
+#define EA_QUERY_MAX (256u << 10)
 
 /* The last component of a share-relative path (for "hide dot files"). */
 static const char *base_name(const char *path)
@@ -145,6 +146,8 @@ static uint32_t query_file_access(int cls)
 	case FileNetworkOpenInformation:
 	case FileAttributeTagInformation:
 		return FILE_READ_ATTRIBUTES;
+	case FileFullEaInformation:
+		return FILE_READ_EA;
 	default:
 		return 0;
 	}
@@ -195,6 +198,12 @@ static int query_file(struct srv_req *req, struct srv_open *o,
 	ret = open_info(req, o, &fi);
 	if (ret)
 		return ret;
+	if (r->info_class == FileFullEaInformation) {
+		/* a stream has none; its file's are the file's (as Samba) */
+		if (o->file->stream)
+			return -E_SMB_NO_EAS_ON_FILE;
+		return srv_ea_query(d, r->output_len, o->fd);
+	}
 	if (r->info_class == FileStreamInformation) {
 		struct stat st;
 
@@ -307,7 +316,7 @@ int smb_query_info(struct srv_req *req)
 	struct smb2_query_info_req r;
 	struct srv_open *o;
 	struct wcur d;
-	uint32_t min;
+	uint32_t min, cap;
 	int ret;
 
 	if (smb2_query_info_req_decode(req->pdu, req->len, &r))
@@ -321,10 +330,13 @@ int smb_query_info(struct srv_req *req)
 		return -E_SMB_INVALID_DEVICE_REQUEST;
 	if (r.info_type == SMB2_0_INFO_SECURITY)
 		return query_security(req, o, &r);
-	ret = srv_req_room(req, 8 + NAME16_MAX + 512);
+	cap = NAME16_MAX + 512;
+	if (r.info_type == SMB2_0_INFO_FILE && r.info_class == FileFullEaInformation)
+		cap = r.output_len > EA_QUERY_MAX ? EA_QUERY_MAX : r.output_len;
+	ret = srv_req_room(req, 8 + cap);
 	if (ret)
 		return ret;
-	wcur_init(&d, req->w.p + req->w.off + 8, NAME16_MAX + 512);
+	wcur_init(&d, req->w.p + req->w.off + 8, cap);
 	if (o->pipe) {
 		ret = query_pipe(&r, &d);
 		if (ret)
@@ -694,7 +706,12 @@ int smb_set_info(struct srv_req *req)
 		ret = 0;
 		break;
 	case FileFullEaInformation:
-		return -EOPNOTSUPP;
+		if (!(o->access & FILE_WRITE_EA))
+			return -EACCES;
+		if (o->file->stream)
+			return -EINVAL;
+		ret = srv_ea_set(o->fd, r.data.p, r.data.len);
+		break;
 	default:
 		return -E_SMB_INVALID_INFO_CLASS;
 	}

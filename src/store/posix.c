@@ -392,6 +392,37 @@ int store_setxattr(int fd, const char *key, const void *val, size_t len)
 	return setxattr(path, key, val, len, 0) ? -errno : 0;
 }
 
+ssize_t store_listxattr(int fd, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int ret;
+
+	n = flistxattr(fd, buf, len);
+	if (n >= 0 || errno != EBADF)
+		return n < 0 ? -errno : n;
+	ret = fd_path(fd, NULL, path, sizeof(path));
+	if (ret)
+		return ret;
+	n = listxattr(path, buf, len);
+	return n < 0 ? -errno : n;
+}
+
+int store_removexattr(int fd, const char *key)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	if (!fremovexattr(fd, key))
+		return 0;
+	if (errno != EBADF)
+		return -errno;
+	ret = fd_path(fd, NULL, path, sizeof(path));
+	if (ret)
+		return ret;
+	return removexattr(path, key) ? -errno : 0;
+}
+
 int store_statvfs(const struct store_root *r, struct statvfs *sv)
 {
 	return fstatvfs(r->fd, sv) ? -errno : 0;

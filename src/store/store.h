@@ -67,6 +67,9 @@ int store_statx(int fd, const char *name, struct stat *st, struct timespec *btim
 ssize_t store_getxattr(int fd, const char *name, const char *key, void *buf,
 		       size_t len);
 int store_setxattr(int fd, const char *key, const void *val, size_t len);
+/* store_listxattr: the names, NUL-separated (buf NULL: the size needed) */
+ssize_t store_listxattr(int fd, char *buf, size_t len);
+int store_removexattr(int fd, const char *key);
 int store_access_at(int fd, const char *name, int mode);
 
 /* Data and metadata on an open file. */

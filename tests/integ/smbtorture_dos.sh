@@ -46,9 +46,6 @@ TESTS_NOACL="smb2.durable-open.alloc-size"
 # naming the feature. A listed test that passes against rdaxd fails
 # here: delete its line. When a feature lands, delete its lines.
 NEEDS="
-smb2.getinfo.normalized case-insensitive
-smb2.getinfo.getinfo_access short-names
-smb2.create.quota-fake-file quota-fake-file
 "
 needs_why() {
 	case $1 in

@@ -16,7 +16,6 @@ FAMILIES=${STREAMS_FAMILIES:-"smb2.streams"}
 # What rdaxd does not do yet, by test. A listed test that passes against
 # rdaxd fails here: delete its line.
 NEEDS="
-smb2.streams.names3 case-insensitive-paths
 "
 needs_why() {
 	case $1 in
