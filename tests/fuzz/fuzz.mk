@@ -14,7 +14,7 @@ RDAX_FUZZ_MK := 1
 
 FUZZ_TARGETS ?= smb2_request compound ntlmssp spnego auth_server auth_client \
 		create_ctx config path transform smbd smbd_desc fsctl server dosattr dcerpc \
-		secdesc posix
+		secdesc posix ea
 
 FUZZ_SECONDS   ?= 60
 FUZZ_CC        ?= clang

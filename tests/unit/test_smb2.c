@@ -564,6 +564,74 @@ static void test_fsctl_extents(void)
 	T_EQ(fsctl_zero_data_decode(dup, 8, &off, &beyond), -EBADMSG);
 }
 
+static void test_eas(void)
+{
+	static const uint8_t v1[] = "VALUE1", v2[] = "ValueTwo";
+	struct fscc_ea e1 = { 0, "EAONE", 5, v1, 6 }, e2 = { 0x80, "SECONDEA", 8, v2, 8 }, got;
+	uint8_t buf[256];
+	size_t prev = SIZE_MAX, off = 0;
+	struct wcur w;
+
+	t_section("FILE_FULL_EA_INFORMATION");
+	wcur_init(&w, buf, sizeof(buf));
+	T_EQ(fscc_ea_encode(&w, &prev, &e1), 0);
+	T_EQ(fscc_ea_encode(&w, &prev, &e2), 0);
+	T_EQ(get_le32(buf), 20u);		/* 8 + 5 + 1 + 6 */
+	T_EQ(fscc_ea_next(buf, w.off, &off, &got), 1);
+	T_EQ(got.name_len, 5);
+	T_ASSERT(!strcmp(got.name, "EAONE"));
+	T_EQ(got.value_len, 6);
+	T_ASSERT(!memcmp(got.value, "VALUE1", 6));
+	T_EQ(fscc_ea_next(buf, w.off, &off, &got), 1);
+	T_EQ(got.flags, 0x80);
+	T_ASSERT(!strcmp(got.name, "SECONDEA"));
+	T_EQ(fscc_ea_next(buf, w.off, &off, &got), 0);
+	/* an empty chain is no entry; malformed ones are refused */
+	off = 0;
+	T_EQ(fscc_ea_next(buf, 0, &off, &got), 0);
+	off = 0;
+	T_EQ(fscc_ea_next(buf, 12, &off, &got), -EBADMSG);	/* value past the end */
+	off = 0;
+	put_le32(buf, 18);				/* NextEntryOffset not aligned */
+	T_EQ(fscc_ea_next(buf, w.off, &off, &got), -EBADMSG);
+	put_le32(buf, 20);
+	buf[8 + 5] = 'x';				/* name not NUL-terminated */
+	off = 0;
+	T_EQ(fscc_ea_next(buf, w.off, &off, &got), -EBADMSG);
+	T_ASSERT(fscc_ea_name_ok("EAONE", 5));
+	T_ASSERT(!fscc_ea_name_ok("A:B", 3));
+	T_ASSERT(!fscc_ea_name_ok("", 0));
+	/* no room: -ENOSPC and w unchanged */
+	wcur_init(&w, buf, 10);
+	prev = SIZE_MAX;
+	T_EQ(fscc_ea_encode(&w, &prev, &e1), -ENOSPC);
+	T_EQ(w.off, 0u);
+}
+
+static void test_short_name_entry(void)
+{
+	struct fscc_info fi = { 0 }, got;
+	uint8_t buf[512], name[64];
+	const uint8_t *np;
+	uint32_t nl;
+	size_t off = 0;
+	struct wcur w;
+	int n;
+
+	t_section("ShortName in FileBothDirectoryInformation");
+	n = utf8_to_utf16le("a long file name.txt", name, sizeof(name));
+	fi.short_len = (uint8_t)utf8_to_utf16le("A12345~6.TXT", fi.short_name,
+						 sizeof(fi.short_name));
+	T_EQ(fi.short_len, 24);
+	wcur_init(&w, buf, sizeof(buf));
+	T_EQ(fscc_dirent_encode(&w, sizeof(buf), FileBothDirectoryInformation, &fi, name,
+				(uint32_t)n), 0);
+	T_EQ(fscc_dirent_next(buf, w.off, &off, FileBothDirectoryInformation, &got, &np, &nl), 1);
+	T_EQ(got.short_len, 24);
+	T_ASSERT(!memcmp(got.short_name, fi.short_name, 24));
+	T_EQ(buf[68], 24);
+}
+
 int main(void)
 {
 	test_header();
@@ -579,5 +647,7 @@ int main(void)
 	test_url();
 	test_notify();
 	test_fsctl_extents();
+	test_eas();
+	test_short_name_entry();
 	return t_done();
 }
