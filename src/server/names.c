@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,8 +171,14 @@ struct nc_dir {
 	size_t blen;
 };
 
-static __thread struct nc_dir nc[NC_SLOTS];
-static __thread uint64_t nc_tick;
+struct nc_cache {
+	struct nc_dir dirs[NC_SLOTS];
+	uint64_t tick;
+};
+
+static pthread_key_t nc_key;
+static pthread_once_t nc_once = PTHREAD_ONCE_INIT;
+static bool nc_key_ok;
 
 static void nc_clear(struct nc_dir *d)
 {
@@ -179,6 +186,38 @@ static void nc_clear(struct nc_dir *d)
 	free(d->off);
 	free(d->blob);
 	memset(d, 0, sizeof(*d));
+}
+
+/* A thread's cache goes with it. */
+static void nc_free(void *arg)
+{
+	struct nc_cache *c = arg;
+	int i;
+
+	for (i = 0; i < NC_SLOTS; i++)
+		nc_clear(&c->dirs[i]);
+	free(c);
+}
+
+static void nc_key_init(void)
+{
+	nc_key_ok = !pthread_key_create(&nc_key, nc_free);
+}
+
+/* The calling thread's cache, made on first use; NULL: none (scan only). */
+static struct nc_cache *nc_get(void)
+{
+	struct nc_cache *c;
+
+	pthread_once(&nc_once, nc_key_init);
+	if (!nc_key_ok)
+		return NULL;
+	c = pthread_getspecific(nc_key);
+	if (!c && (c = calloc(1, sizeof(*c))) && pthread_setspecific(nc_key, c)) {
+		free(c);
+		c = NULL;
+	}
+	return c;
 }
 
 static int64_t ts_ns(const struct timespec *t)
@@ -293,19 +332,43 @@ static int nc_fill(struct nc_dir *d, int fd, const struct stat *st)
 	return 0;
 }
 
-/* The thread's slot for this directory, or the least recently used one. */
-static struct nc_dir *nc_slot(const struct stat *st)
+/* The cache's slot for this directory, or the least recently used one. */
+static struct nc_dir *nc_slot(struct nc_cache *c, const struct stat *st)
 {
-	struct nc_dir *lru = &nc[0];
+	struct nc_dir *lru = &c->dirs[0];
 	int i;
 
 	for (i = 0; i < NC_SLOTS; i++) {
-		if (nc[i].tab && nc[i].dev == st->st_dev && nc[i].ino == st->st_ino)
-			return &nc[i];
-		if (nc[i].used < lru->used)
-			lru = &nc[i];
+		if (c->dirs[i].tab && c->dirs[i].dev == st->st_dev && c->dirs[i].ino == st->st_ino)
+			return &c->dirs[i];
+		if (c->dirs[i].used < lru->used)
+			lru = &c->dirs[i];
 	}
 	return lru;
+}
+
+/* Without the cache: the first entry of fd that matches, read as we go. */
+static int scan_match(int fd, const char *want, bool shorts, char *real, size_t cap)
+{
+	struct store_dir *sd;
+	const char *name;
+	char sn[13];
+	int ret;
+
+	ret = store_dir_open(fd, &sd);
+	if (ret)
+		return ret;
+	while ((ret = store_dir_next(sd, &name)) == 1) {
+		if (!strcmp(name, ".") || !strcmp(name, ".."))
+			continue;
+		if (srv_name_fold_eq(name, want) ||
+		    (shorts && srv_name_short(name, sn) && srv_name_fold_eq(sn, want))) {
+			ret = snprintf(real, cap, "%s", name) < (int)cap ? 1 : -ENAMETOOLONG;
+			break;
+		}
+	}
+	store_dir_close(&sd);
+	return ret;
 }
 
 /*
@@ -315,8 +378,9 @@ static struct nc_dir *nc_slot(const struct stat *st)
 static int dir_match(const struct store_root *root, const char *dir, const char *want,
 		     bool shorts, char *real, size_t cap)
 {
+	struct nc_cache *c = nc_get();
 	const char *hit = NULL;
-	struct nc_dir *d, tmp = { 0 };
+	struct nc_dir *d;
 	struct stat st;
 	int fd, ret;
 
@@ -327,7 +391,11 @@ static int dir_match(const struct store_root *root, const char *dir, const char 
 		ret = -errno;
 		goto out_close;
 	}
-	d = nc_slot(&st);
+	if (!c) {
+		ret = scan_match(fd, want, shorts, real, cap);
+		goto out_close;
+	}
+	d = nc_slot(c, &st);
 	if (nc_fresh(d, &st)) {
 		hit = nc_find(d, want);
 		if (!hit && shorts)
@@ -337,9 +405,9 @@ static int dir_match(const struct store_root *root, const char *dir, const char 
 	}
 	ret = nc_fill(d, fd, &st);
 	if (ret == -E2BIG) {
-		/* too big to keep: scanned now, dropped after */
-		d = &tmp;
-		ret = 0;
+		/* too big to keep: matched as it is read */
+		ret = scan_match(fd, want, shorts, real, cap);
+		goto out_close;
 	}
 	if (ret)
 		goto out_close;
@@ -347,13 +415,10 @@ static int dir_match(const struct store_root *root, const char *dir, const char 
 	if (!hit && shorts)
 		hit = nc_find_short(d, want);
 found:
-	d->used = ++nc_tick;
+	d->used = ++c->tick;
 	ret = 0;
-	if (hit) {
+	if (hit)
 		ret = snprintf(real, cap, "%s", hit) < (int)cap ? 1 : -ENAMETOOLONG;
-	}
-	if (d == &tmp)
-		nc_clear(&tmp);
 out_close:
 	close(fd);
 	return ret;
