@@ -79,7 +79,7 @@ int srv_ea_set(int fd, const uint8_t *p, size_t len)
 
 int srv_ea_query(struct wcur *d, uint32_t limit, int fd)
 {
-	static __thread uint8_t value[EA_VALUE_MAX];
+	uint8_t *value;
 	char *names;
 	const char *x;
 	struct fscc_ea e = { 0 };
@@ -97,6 +97,11 @@ int srv_ea_query(struct wcur *d, uint32_t limit, int fd)
 	names = malloc((size_t)n + 1);
 	if (!names)
 		return -ENOMEM;
+	value = malloc(EA_VALUE_MAX);
+	if (!value) {
+		ret = -ENOMEM;
+		goto out_names;
+	}
 	n = store_listxattr(fd, names, (size_t)n);
 	if (n < 0) {
 		ret = n == -ERANGE ? -EAGAIN : (int)n;
@@ -110,7 +115,7 @@ int srv_ea_query(struct wcur *d, uint32_t limit, int fd)
 		    !fscc_ea_name_ok(x + EA_PFX_LEN, len - EA_PFX_LEN) ||
 		    ea_private(x + EA_PFX_LEN, len - EA_PFX_LEN))
 			continue;
-		vn = store_getxattr(fd, NULL, x, value, sizeof(value));
+		vn = store_getxattr(fd, NULL, x, value, EA_VALUE_MAX);
 		if (vn <= 0)
 			continue;	/* gone, or empty: no EA */
 		e.name = x + EA_PFX_LEN;
@@ -127,6 +132,8 @@ int srv_ea_query(struct wcur *d, uint32_t limit, int fd)
 	if (!count)
 		ret = -E_SMB_NO_EAS_ON_FILE;
 out:
+	free(value);
+out_names:
 	free(names);
 	return ret;
 }

@@ -34,23 +34,36 @@
 
 /* ---- case folding ---- */
 
-/* The next code point of s (an invalid byte stands for itself), folded. */
+/* An invalid byte: itself, outside Unicode, never folded. */
+#define RAW_BYTE(b) (0x110000u | (b))
+
+/* The next code point of s, upper-cased. */
 static uint32_t fold_next(const unsigned char **s)
 {
 	const unsigned char *p = *s;
 	uint32_t c = p[0];
-	int n = 0, i;
+	int n, i;
 
-	if (c >= 0xf0 && c < 0xf5)
-		n = 3, c &= 0x07;
-	else if (c >= 0xe0)
-		n = c < 0xf0 ? 2 : 0, c = c < 0xf0 ? c & 0x0f : c;
-	else if (c >= 0xc2)
+	if (c < 0x80) {
+		*s = p + 1;
+		return c >= 'a' && c <= 'z' ? c - 32 : c;
+	}
+	if (c >= 0xc2 && c < 0xe0)
 		n = 1, c &= 0x1f;
+	else if (c >= 0xe0 && c < 0xf0)
+		n = 2, c &= 0x0f;
+	else if (c >= 0xf0 && c < 0xf5)
+		n = 3, c &= 0x07;
+	else
+		n = 0;
+	if (!n) {
+		*s = p + 1;
+		return RAW_BYTE(p[0]);
+	}
 	for (i = 1; i <= n; i++) {
 		if ((p[i] & 0xc0) != 0x80) {
 			*s = p + 1;
-			return p[0];
+			return RAW_BYTE(p[0]);
 		}
 		c = c << 6 | (p[i] & 0x3f);
 	}
