@@ -458,6 +458,88 @@ static void q_set_sd(struct wcur *w, const struct smb2_fid *f)
 	q_set(w, f, SMB2_0_INFO_SECURITY, 0, sd, sizeof(sd));
 }
 
+/* A CREATE (open-if) of name with one ExtA (EA list) context. */
+struct ea_create {
+	const char *name;
+	const uint8_t *eas;
+	uint32_t len;
+};
+
+static void enc_create_eas(struct wcur *w, void *arg)
+{
+	const struct ea_create *ec = arg;
+	struct smb2_create_req c = { 0 };
+	uint8_t name[128], ctx[512];
+	struct wcur cw;
+	size_t prev = SIZE_MAX;
+	int n = utf8_to_utf16le(ec->name, name, sizeof(name));
+
+	wcur_init(&cw, ctx, sizeof(ctx));
+	smb2_create_ctx_add(&cw, &prev, SMB2_CTX_EXTA, ec->eas, ec->len);
+	c.impersonation = 2;
+	c.desired_access = FILE_GENERIC_READ | FILE_GENERIC_WRITE;
+	c.share_access = 7;
+	c.disposition = FILE_OPEN_IF;
+	c.name.p = name;
+	c.name.len = (uint32_t)n;
+	c.contexts.p = ctx;
+	c.contexts.len = (uint32_t)cw.off;
+	smb2_create_req_encode(w, &c);
+}
+
+/*
+ * EA lists that are malformed or name what is not an EA (the xattrs of
+ * DOS attributes, streams, ACLs): each CREATE fails, no file is made.
+ */
+static void ea_cases(struct raw *keep)
+{
+	/* NextEntryOffset, Flags, NameLength, ValueLength, Name, NUL, Value */
+	static const uint8_t past[] = { 0, 0, 0, 0, 0, 4, 200, 0, 'A', 'B', 'C', 'D', 0, 'v' };
+	static const uint8_t loop[] = { 4, 0, 0, 0, 0, 1, 1, 0, 'A', 0, 'v', 0 };
+	static const uint8_t nonul[] = { 0, 0, 0, 0, 0, 2, 1, 0, 'A', 'B', 'C', 'v' };
+	static const uint8_t dosattr[] = { 0, 0, 0, 0, 0, 9, 1, 0, 'D', 'O', 'S', 'A', 'T', 'T',
+					   'R', 'I', 'B', 0, 'x' };
+	static const uint8_t stream[] = { 0, 0, 0, 0, 0, 12, 1, 0, 'D', 'o', 's', 'S', 't', 'r',
+					  'e', 'a', 'm', '.', 'x', 'y', 0, 'x' };
+	static const uint8_t ntacl[] = { 0, 0, 0, 0, 0, 10, 1, 0, 'r', 'd', 'a', 'x', '.', 'n',
+					 't', 'a', 'c', 'l', 0, 'x' };
+	static const uint8_t colon[] = { 0, 0, 0, 0, 0, 3, 1, 0, 'A', ':', 'B', 0, 'x' };
+	static const struct { const char *what; const uint8_t *p; uint32_t len; } cases[] = {
+		{ "an EA value running past the list", past, sizeof(past) },
+		{ "an EA list pointing into its own entry", loop, sizeof(loop) },
+		{ "an EA name without its NUL", nonul, sizeof(nonul) },
+		{ "the EA DOSATTRIB (Samba's DOS attributes)", dosattr, sizeof(dosattr) },
+		{ "an EA DosStream.xy (a stream's xattr)", stream, sizeof(stream) },
+		{ "the EA rdax.ntacl (rdaxd's ACL)", ntacl, sizeof(ntacl) },
+		{ "an EA name with ':'", colon, sizeof(colon) },
+	};
+	struct ea_create ec;
+	struct raw r;
+	unsigned int i;
+	uint32_t st;
+
+	if (raw_open(&r, true)) {
+		BAD("EA cases: setup failed");
+		return;
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "ea-bad-%u", i);
+		ec.name = name;
+		ec.eas = cases[i].p;
+		ec.len = cases[i].len;
+		/* STATUS_INVALID_EA_NAME is a warning, yet no open */
+		if (call(&r, SMB2_CREATE, 1, enc_create_eas, &ec, &st) > 0 && st &&
+		    st != STATUS_PENDING)
+			OK("%s: %s", cases[i].what, ntstatus_name(st) ? ntstatus_name(st) : "error");
+		else
+			BAD("%s: accepted (0x%08x)", cases[i].what, st);
+	}
+	raw_close(&r);
+	still_serving(keep, "bad EA lists");
+}
+
 static void quota_fake_cases(struct raw *keep)
 {
 	static const struct {
@@ -983,6 +1065,7 @@ int main(int argc, char **argv)
 
 	posix_cases(&keep);
 	quota_fake_cases(&keep);
+	ea_cases(&keep);
 
 	raw_close(&keep);
 	printf("%d failure(s)\n", nfail);
