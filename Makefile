@@ -176,7 +176,14 @@ $(B)/bench/daxcopy: $(B)/bench/daxcopy.o $(B)/librdax-core.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_CORE)
 
-tests: all $(UNIT_BIN) $(ITOOL_BIN) $(FAULTINJ) $(B)/bench/opentest-client $(B)/bench/daxcopy
+# bench/names' in-process part: srv_name_resolve alone (an internal API).
+$(B)/bench/namelookup: $(B)/bench/namelookup.o $(B)/librdax-server.a $(B)/librdax-core.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_SRV) $(LIBS_CORE)
+
+tests: all $(UNIT_BIN) $(ITOOL_BIN) $(FAULTINJ) $(B)/bench/opentest-client $(B)/bench/daxcopy \
+	$(B)/bench/namelookup
 
 # Installs Debian packages (root): only these targets change the system.
 deps:
