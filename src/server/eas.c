@@ -77,63 +77,105 @@ int srv_ea_set(int fd, const uint8_t *p, size_t len)
 	return 0;
 }
 
-int srv_ea_query(struct wcur *d, uint32_t limit, int fd)
+/*
+ * fn(fd, its xattr name, the EA name's length, arg) for each EA of fd, until fn
+ * returns nonzero (that is returned); -E_SMB_EAS_NOT_SUPPORTED where
+ * the file system has no xattrs.
+ */
+static int ea_each(int fd, int (*fn)(int fd, const char *xname, size_t len, void *arg),
+		   void *arg)
 {
-	uint8_t *value;
 	char *names;
 	const char *x;
-	struct fscc_ea e = { 0 };
-	size_t prev = SIZE_MAX;
-	ssize_t n, vn;
-	int count = 0, ret = 0;
+	ssize_t n;
+	int ret = 0;
 
 	n = store_listxattr(fd, NULL, 0);
-	if (n == -EOPNOTSUPP || !n)
-		return n ? -E_SMB_EAS_NOT_SUPPORTED : -E_SMB_NO_EAS_ON_FILE;
-	if (n < 0)
+	if (n == -EOPNOTSUPP)
+		return -E_SMB_EAS_NOT_SUPPORTED;
+	if (n <= 0)
 		return (int)n;
 	if (n > EA_LIST_MAX)
 		n = EA_LIST_MAX;
 	names = malloc((size_t)n + 1);
 	if (!names)
 		return -ENOMEM;
-	value = malloc(EA_VALUE_MAX);
-	if (!value) {
-		ret = -ENOMEM;
-		goto out_names;
-	}
 	n = store_listxattr(fd, names, (size_t)n);
 	if (n < 0) {
 		ret = n == -ERANGE ? -EAGAIN : (int)n;
 		goto out;
 	}
 	names[n] = 0;
-	for (x = names; x < names + n; x += strlen(x) + 1) {
+	for (x = names; x < names + n && !ret; x += strlen(x) + 1) {
 		size_t len = strlen(x);
 
 		if (strncmp(x, EA_PREFIX, EA_PFX_LEN) || len - EA_PFX_LEN > 255 ||
 		    !fscc_ea_name_ok(x + EA_PFX_LEN, len - EA_PFX_LEN) ||
 		    ea_private(x + EA_PFX_LEN, len - EA_PFX_LEN))
 			continue;
-		vn = store_getxattr(fd, NULL, x, value, EA_VALUE_MAX);
-		if (vn <= 0)
-			continue;	/* gone, or empty: no EA */
-		e.name = x + EA_PFX_LEN;
-		e.name_len = (uint8_t)(len - EA_PFX_LEN);
-		e.value = value;
-		e.value_len = (uint16_t)vn;
-		if (d->off + 8 + e.name_len + 1 + e.value_len + 3 > limit ||
-		    fscc_ea_encode(d, &prev, &e)) {
-			ret = count ? 1 : -E_SMB_BUFFER_TOO_SMALL;	/* whole entries only */
-			goto out;
-		}
-		count++;
+		ret = fn(fd, x, len - EA_PFX_LEN, arg);
 	}
-	if (!count)
-		ret = -E_SMB_NO_EAS_ON_FILE;
 out:
-	free(value);
-out_names:
 	free(names);
 	return ret;
+}
+
+struct ea_out {
+	struct wcur *d;
+	uint32_t limit;
+	uint8_t *value;
+	size_t prev;
+	int count;
+};
+
+static int ea_put(int fd, const char *xname, size_t len, void *arg)
+{
+	struct ea_out *eo = arg;
+	struct fscc_ea e = { 0 };
+	ssize_t vn;
+
+	vn = store_getxattr(fd, NULL, xname, eo->value, EA_VALUE_MAX);
+	if (vn <= 0)
+		return 0;	/* gone, or empty: no EA */
+	e.name = xname + EA_PFX_LEN;
+	e.name_len = (uint8_t)len;
+	e.value = eo->value;
+	e.value_len = (uint16_t)vn;
+	if (eo->d->off + 8 + e.name_len + 1 + e.value_len + 3 > eo->limit ||
+	    fscc_ea_encode(eo->d, &eo->prev, &e))
+		return eo->count ? 1 : -E_SMB_BUFFER_TOO_SMALL;	/* whole entries only */
+	eo->count++;
+	return 0;
+}
+
+int srv_ea_query(struct wcur *d, uint32_t limit, int fd)
+{
+	struct ea_out eo = { .d = d, .limit = limit, .prev = SIZE_MAX };
+	int ret;
+
+	eo.value = malloc(EA_VALUE_MAX);
+	if (!eo.value)
+		return -ENOMEM;
+	ret = ea_each(fd, ea_put, &eo);
+	free(eo.value);
+	if (!ret && !eo.count)
+		return -E_SMB_NO_EAS_ON_FILE;
+	return ret;
+}
+
+static int ea_add_size(int fd, const char *xname, size_t len, void *arg)
+{
+	uint32_t *size = arg;
+	ssize_t vn = store_getxattr(fd, NULL, xname, NULL, 0);
+
+	if (vn > 0 && vn <= EA_VALUE_MAX)
+		*size = ((*size + 3) & ~3u) + 8 + (uint32_t)len + 1 + (uint32_t)vn;
+	return 0;
+}
+
+uint32_t srv_ea_size(int fd)
+{
+	uint32_t size = 0;
+
+	return ea_each(fd, ea_add_size, &size) ? 0 : size;
 }

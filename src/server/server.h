@@ -1386,6 +1386,8 @@ int srv_stream_size(int fd, const char *xname, uint64_t *size);
 int srv_ea_check(const uint8_t *p, size_t len);
 int srv_ea_set(int fd, const uint8_t *p, size_t len);
 int srv_ea_query(struct wcur *d, uint32_t limit, int fd);
+/* The size of the file's EA chain (FileEaInformation's EaSize), 0: none */
+uint32_t srv_ea_size(int fd);
 
 int srv_stream_list(struct wcur *w, size_t limit, int fd, bool is_dir, uint64_t size,
 		    uint64_t alloc);

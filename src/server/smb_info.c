@@ -198,6 +198,9 @@ static int query_file(struct srv_req *req, struct srv_open *o,
 	ret = open_info(req, o, &fi);
 	if (ret)
 		return ret;
+	if ((r->info_class == FileEaInformation || r->info_class == FileAllInformation) &&
+	    !o->file->stream)
+		fi.ea_size = srv_ea_size(o->fd);
 	if (r->info_class == FileFullEaInformation) {
 		/* a stream has none; its file's are the file's (as Samba) */
 		if (o->file->stream)
