@@ -11,7 +11,7 @@
  * names and NC_MAX_BLOB bytes each), valid while the directory's mtime
  * and ctime stay as they were. A directory changed within NC_RACY_NS of
  * its scan may have changed unseen (coarse file system clocks): a miss
- * there scans again. Every directory is opened beneath the share root as
+ * there scans again, a hit is checked with a stat. Every directory is opened beneath the share root as
  * the request's identity, so the walk sees what the user may list and
  * never leaves the share.
  */
@@ -394,7 +394,7 @@ static int dir_match(const struct store_root *root, const char *dir, const char 
 	struct nc_cache *c = nc_get();
 	const char *hit = NULL;
 	struct nc_dir *d;
-	struct stat st;
+	struct stat st, lst;
 	int fd, ret;
 
 	ret = store_open(root, dir, O_RDONLY | O_DIRECTORY, 0, &fd);
@@ -413,7 +413,8 @@ static int dir_match(const struct store_root *root, const char *dir, const char 
 		hit = nc_find(d, want);
 		if (!hit && shorts)
 			hit = nc_find_short(d, want);
-		if (hit || !nc_racy(d))
+		/* a racy entry's hit is checked: it may have gone unseen */
+		if (!nc_racy(d) || (hit && !fstatat(fd, hit, &lst, AT_SYMLINK_NOFOLLOW)))
 			goto found;
 	}
 	ret = nc_fill(d, fd, &st);
