@@ -2,7 +2,10 @@
 # rdax top-level Makefile. `make`, `make check`, `make demo`, `make install`.
 
 VERSION := $(shell cat VERSION)
-SOVER   := 0
+# librdax's ABI: SOVER changes with every incompatible change (then the
+# symbol version node in src/librdax.map and debian's librdaxN with it)
+SOVER   := 1
+LIBVERSION := $(SOVER).0.0
 
 prefix      ?= /usr/local
 exec_prefix ?= $(prefix)
@@ -64,7 +67,7 @@ FAULTINJ  := $(B)/tests/faultinj.so
 
 LIB_SO   := $(B)/librdax.so
 LIB_SONAME := librdax.so.$(SOVER)
-LIB_REAL := $(B)/librdax.so.$(VERSION)
+LIB_REAL := $(B)/librdax.so.$(LIBVERSION)
 
 PROGS := $(B)/rdaxd $(B)/rdax $(B)/rdaxctl
 FIO_ENGINE := $(B)/fio-rdax.so
@@ -103,9 +106,12 @@ $(LIB_REAL): $(CLI_OBJ) $(B)/librdax-core.a src/librdax.map
 	$(Q)$(CC) -shared -o $@ $(CLI_OBJ) $(B)/librdax-core.a $(LDFLAGS) \
 		-Wl,-soname,$(LIB_SONAME) -Wl,--version-script=src/librdax.map \
 		-Wl,-z,defs -Wl,--as-needed -pthread $(LIBS_CORE)
+	$(Q)ln -sf librdax.so.$(LIBVERSION) $(B)/$(LIB_SONAME)
+	$(Q)ln -sf $(LIB_SONAME) $(LIB_SO)
 
+# (also made with the library: a symlink's age is its target's)
 $(LIB_SO): $(LIB_REAL)
-	$(Q)ln -sf librdax.so.$(VERSION) $(B)/$(LIB_SONAME)
+	$(Q)ln -sf librdax.so.$(LIBVERSION) $(B)/$(LIB_SONAME)
 	$(Q)ln -sf $(LIB_SONAME) $@
 
 $(B)/rdax.pc: rdax.pc.in VERSION
@@ -121,14 +127,16 @@ $(B)/rdaxctl: $(B)/tools/rdaxctl.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(LDFLAGS)
 
-# The CLI uses only the public API; $ORIGIN lets it run from build/
-# (packages, whose library is in the system's directory, set RPATH=).
+# The CLI uses the public API, and for `rdax passwd` the server's
+# password database code (crypto/passdb.h) from the core archive, which
+# librdax does not export; $ORIGIN lets it run from build/ (packages,
+# whose library is in the system's directory, set RPATH=).
 RPATH ?= -Wl,-rpath,'$$ORIGIN'
 FIO_RPATH ?= $(if $(RPATH),-Wl$(comma)-rpath$(comma)'$$ORIGIN:$$ORIGIN/..')
 comma := ,
-$(B)/rdax: $(B)/tools/rdax.o $(LIB_SO)
+$(B)/rdax: $(B)/tools/rdax.o $(LIB_SO) $(B)/librdax-core.a
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $< $(LDFLAGS) -L$(B) -lrdax $(RPATH)
+	$(Q)$(CC) -o $@ $< $(LDFLAGS) -L$(B) -lrdax $(B)/librdax-core.a -lcrypto $(RPATH)
 
 # The fio engine is built against the source of the installed fio, which
 # tools/fetch-fio.sh fetches with `apt-get source fio` and configures.
@@ -236,8 +244,8 @@ install: all
 	install -D -m 0755 $(B)/rdaxctl $(DESTDIR)$(sbindir)/rdaxctl
 	sed -e 's|@sbindir@|$(sbindir)|g' tools/rdaxd.service.in > $(B)/rdaxd.service
 	install -D -m 0644 $(B)/rdaxd.service $(DESTDIR)$(unitdir)/rdaxd.service
-	install -D -m 0755 $(LIB_REAL) $(DESTDIR)$(libdir)/librdax.so.$(VERSION)
-	ln -sf librdax.so.$(VERSION) $(DESTDIR)$(libdir)/$(LIB_SONAME)
+	install -D -m 0755 $(LIB_REAL) $(DESTDIR)$(libdir)/librdax.so.$(LIBVERSION)
+	ln -sf librdax.so.$(LIBVERSION) $(DESTDIR)$(libdir)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(libdir)/librdax.so
 	install -D -m 0644 include/rdax.h $(DESTDIR)$(includedir)/rdax.h
 	if [ -f $(FIO_ENGINE) ]; then \

@@ -164,7 +164,7 @@ static int rdax_fio_fail(struct thread_data *td, struct rdax_fio_data *d,
 	int err = ret < 0 ? -ret : ret;
 
 	log_err("fio-rdax: %s: %s\n", what,
-		rdax_errmsg(d ? d->conn : NULL)[0] ? rdax_errmsg(d ? d->conn : NULL) :
+		rdax_conn_errmsg(d ? d->conn : NULL)[0] ? rdax_conn_errmsg(d ? d->conn : NULL) :
 		strerror(err));
 	/* the job's error: fio exits non-zero (an open_file hook's return alone does not) */
 	td_verror(td, err, what);
@@ -396,10 +396,15 @@ static int rdax_fio_open_file(struct thread_data *td, struct fio_file *f)
 
 static int rdax_fio_close_file(struct thread_data *td, struct fio_file *f)
 {
+	struct rdax_fio_data *d = td->io_ops_data;
 	struct rdax_file *rf = FILE_ENG_DATA(f);
 
 	FILE_SET_ENG_DATA(f, NULL);
-	return rf ? -rdax_close(&rf) : 0;
+	if (!rf)
+		return 0;
+	/* a CLOSE the server failed leaves its message on the connection */
+	rdax_close(&rf);
+	return *rdax_conn_errmsg(d->conn) ? EIO : 0;
 }
 
 static int rdax_fio_get_file_size(struct thread_data *td, struct fio_file *f)
@@ -428,6 +433,8 @@ static enum fio_q_status rdax_fio_queue(struct thread_data *td, struct io_u *io_
 		.len = io_u->xfer_buflen,
 		.offset = io_u->offset,
 		.user_data = (uintptr_t)io_u,
+		/* fio's buffers, registered once (register_buffers): no lookup */
+		.reg = d->buf,
 	};
 	int ret;
 
@@ -444,18 +451,19 @@ static enum fio_q_status rdax_fio_queue(struct thread_data *td, struct io_u *io_
 		io.opcode = RDAX_OP_FSYNC;
 		io.buf = NULL;
 		io.len = 0;
+		io.reg = NULL;
 		break;
 	default:
 		io_u->error = EINVAL;
 		return FIO_Q_COMPLETED;
 	}
-	ret = rdax_submit(d->q, &io, 1);
+	ret = rdax_ioq_submit(d->q, &io, 1);
 	if (ret == 1)
 		return FIO_Q_QUEUED;
 	if (ret == 0)
 		return FIO_Q_BUSY;
 	io_u->error = -ret;
-	td_verror(td, io_u->error, "rdax_submit");
+	td_verror(td, io_u->error, "rdax_ioq_submit");
 	return FIO_Q_COMPLETED;
 }
 
@@ -468,9 +476,11 @@ static int rdax_fio_getevents(struct thread_data *td, unsigned int min,
 
 	if (max > d->depth)
 		max = d->depth;
-	n = rdax_reap(d->q, d->cqes, max, min, timeout);
+	if (min > max)
+		min = max;
+	n = rdax_ioq_reap(d->q, d->cqes, min, max, timeout);
 	if (n < 0) {
-		td_verror(td, -n, "rdax_reap");
+		td_verror(td, -n, "rdax_ioq_reap");
 		return n;
 	}
 	for (i = 0; i < n; i++) {

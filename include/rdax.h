@@ -3,9 +3,18 @@
  * librdax: an SMB3 client over TCP (and SMB-Direct) with registered
  * buffers. Every call returns 0 or a non-negative count on success and
  * a negative errno on failure; the NTSTATUS the server sent and a
- * message are kept per connection (rdax_last_status, rdax_errmsg) and
- * describe the last call only. Sockets are written with MSG_NOSIGNAL:
- * a server that goes away is an error (-EPIPE), never SIGPIPE.
+ * message are kept per connection (rdax_conn_last_status,
+ * rdax_conn_errmsg) and describe the last call only; calls without a
+ * connection leave theirs per thread (rdax_errormsg). Sockets are written
+ * with MSG_NOSIGNAL: a server that goes away is an error (-EPIPE), never
+ * SIGPIPE. The library prints nothing: notices go to the log callback
+ * (rdax_cfg_set_log) or nowhere.
+ *
+ * ABI (librdax.so.1, symbol version RDAX_1.0): structs the caller
+ * allocates end in reserved fields. Input structs must have flags and
+ * reserved fields zero (-EINVAL otherwise); the library zeroes them in
+ * the structs it fills. Destructors take the handle's address, set it
+ * to NULL, accept NULL, and return nothing.
  *
  * Threading: a connection and everything opened through it belong to
  * one thread at a time; different connections may be used in parallel.
@@ -46,6 +55,14 @@ enum rdax_transport {
 
 struct rdax_cfg;
 
+/*
+ * The calling thread's message about the last failure of a call that
+ * has no connection to keep it on (rdax_connect, rdax_cfg_*,
+ * rdax_url_parse, ...): "" after one that worked. Valid until the
+ * thread's next such call.
+ */
+RDAX_API const char *rdax_errormsg(void);
+
 RDAX_API int rdax_cfg_new(struct rdax_cfg **out);
 RDAX_API void rdax_cfg_delete(struct rdax_cfg **cfg);
 RDAX_API int rdax_cfg_set_transport(struct rdax_cfg *cfg, enum rdax_transport t);
@@ -68,6 +85,13 @@ RDAX_API int rdax_cfg_set_dialects(struct rdax_cfg *cfg, uint16_t min, uint16_t 
 RDAX_API int rdax_cfg_set_timeout(struct rdax_cfg *cfg, int ms);
 /* SMB-Direct: I/O of at least this many bytes moves by RDMA (default 4096). */
 RDAX_API int rdax_cfg_set_rdma_threshold(struct rdax_cfg *cfg, uint32_t bytes);
+/*
+ * SMB-Direct: bytes of unregistered application memory kept registered
+ * (pinned) per RDMA device after their I/O, for the next (default 1 GiB).
+ * 0: no cache; each RDMA I/O of unregistered memory registers it and
+ * deregisters it when done.
+ */
+RDAX_API int rdax_cfg_set_mr_cache(struct rdax_cfg *cfg, size_t bytes);
 /*
  * SMB3 multichannel: up to n channels (1..16; 1, the default, is one
  * connection). With n > 1 and a 3.x server that offers multichannel,
@@ -109,8 +133,9 @@ RDAX_API int rdax_cfg_set_leases(struct rdax_cfg *cfg, bool on);
  */
 RDAX_API int rdax_cfg_set_durable(struct rdax_cfg *cfg, bool on);
 /*
- * Notices that are no call's failure (a channel skipped or lost), one
- * line each without a newline, from the thread using the connection.
+ * Notices that are no call's failure (a channel skipped or lost, a
+ * transport's warning), one line each without a newline, from the thread
+ * using the connection. Without a callback the library prints nothing.
  */
 RDAX_API int rdax_cfg_set_log(struct rdax_cfg *cfg,
 			      void (*fn)(void *arg, const char *msg), void *arg);
@@ -130,12 +155,16 @@ RDAX_API void rdax_disconnect(struct rdax_conn **c);
 
 /*
  * Message about the failure of the last call on this connection ("" if
- * it succeeded); every call clears it first. With c == NULL: the calling
- * thread's last rdax_connect.
+ * it succeeded); every call clears it first. With c == NULL: the same as
+ * rdax_errormsg().
  */
-RDAX_API const char *rdax_errmsg(const struct rdax_conn *c);
-/* NTSTATUS of the failed response behind the last call's failure (or 0). */
-RDAX_API uint32_t rdax_last_status(const struct rdax_conn *c);
+RDAX_API const char *rdax_conn_errmsg(const struct rdax_conn *c);
+/*
+ * NTSTATUS of the failed response behind the last call's failure (or 0),
+ * also of a destructor's (rdax_close: the server's CLOSE answer). With
+ * c == NULL: the calling thread's last rdax_connect.
+ */
+RDAX_API uint32_t rdax_conn_last_status(const struct rdax_conn *c);
 /* "STATUS_OBJECT_NAME_NOT_FOUND (object name not found)" */
 RDAX_API const char *rdax_status_str(uint32_t status);
 
@@ -144,12 +173,12 @@ struct rdax_conn_info {
 	bool signing;
 	bool encryption;
 	bool guest;
-	/* in what was padding: the struct keeps its size and layout */
 	uint8_t channels;		/* channels alive */
 	uint8_t channels_total;		/* channels set up, alive or failed */
 	uint32_t max_read;
 	uint32_t max_write;
 	char transport[16];
+	uint64_t reserved[8];		/* zero */
 };
 
 RDAX_API int rdax_conn_info(const struct rdax_conn *c, struct rdax_conn_info *info);
@@ -166,7 +195,7 @@ struct rdax_channel_info {
 	uint32_t credits;		/* SMB2 credits held */
 	char error[96];			/* why it failed ("" while alive) */
 	uint64_t rdma_bytes;		/* file data moved by RDMA on it */
-	uint64_t reserved[7];		/* zero */
+	uint64_t reserved[8];		/* zero */
 };
 
 /* Channel index (0 .. channels_total - 1; 0 is the first). -ENOENT past the end. */
@@ -186,7 +215,6 @@ struct rdax_stats {
 	uint64_t mr_cache_misses;
 	uint32_t credits;		/* SMB2 credits currently held */
 	uint32_t smbd_send_credits;	/* SMB-Direct credits held (0 on TCP) */
-	/* since 0.3 (rdax_conn_stats@RDAX_0.3; older binaries get the fields above) */
 	uint64_t breaks;		/* lease and oplock breaks received */
 	uint64_t cache_hits;		/* stats answered from the lease cache */
 	uint32_t leases;		/* files and directories leased now */
@@ -194,9 +222,8 @@ struct rdax_stats {
 	uint64_t reconnects;		/* sessions set up again after a drop */
 	uint64_t durable_reopens;	/* handles the server gave back then */
 	uint64_t handles_lost;		/* handles it did not give back */
-	/* in a field reserved before (older libraries leave it 0) */
 	uint64_t cloned_bytes;		/* copied by FSCTL_DUPLICATE_EXTENTS_TO_FILE */
-	uint64_t reserved[7];		/* zero */
+	uint64_t reserved[8];		/* zero */
 };
 
 RDAX_API int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st);
@@ -219,7 +246,8 @@ struct rdax_tree;
 
 RDAX_API int rdax_tree_connect(struct rdax_conn *c, const char *share,
 			       struct rdax_tree **out);
-RDAX_API int rdax_tree_disconnect(struct rdax_tree **t);
+/* TREE_DISCONNECT; *t becomes NULL. Its failure: rdax_conn_errmsg(c). */
+RDAX_API void rdax_tree_disconnect(struct rdax_tree **t);
 
 /* ---- files ---- */
 
@@ -237,11 +265,12 @@ struct rdax_stat {
 	struct timespec ctime;
 	struct timespec btime;
 	/* with the SMB3 POSIX extensions (posix true): st_mode-style type and
-	 * permission bits, the Unix owner and group (since 0.5) */
+	 * permission bits, the Unix owner and group */
 	uint32_t mode;
 	uint32_t uid;
 	uint32_t gid;
 	bool posix;
+	uint64_t reserved[4];		/* zero */
 };
 
 /*
@@ -250,7 +279,13 @@ struct rdax_stat {
  */
 RDAX_API int rdax_open(struct rdax_tree *t, const char *path, int flags,
 		       struct rdax_file **out);
-RDAX_API int rdax_close(struct rdax_file **f);
+/*
+ * CLOSE; *f becomes NULL and the handle is gone whatever the server
+ * answers. A failed CLOSE is in rdax_conn_errmsg and
+ * rdax_conn_last_status of the file's connection; data that must be on
+ * stable storage: rdax_fsync before.
+ */
+RDAX_API void rdax_close(struct rdax_file **f);
 RDAX_API ssize_t rdax_pread(struct rdax_file *f, void *buf, size_t len,
 			    uint64_t off);
 RDAX_API ssize_t rdax_pwrite(struct rdax_file *f, const void *buf, size_t len,
@@ -288,12 +323,14 @@ struct rdax_dir;
 struct rdax_dirent {
 	char name[1024];
 	struct rdax_stat st;
+	uint64_t reserved[4];		/* zero */
 };
 
 RDAX_API int rdax_opendir(struct rdax_tree *t, const char *path, struct rdax_dir **out);
 /* 1 = *ent filled, 0 = end, negative errno on error. */
 RDAX_API int rdax_readdir(struct rdax_dir *d, struct rdax_dirent *ent);
-RDAX_API int rdax_closedir(struct rdax_dir **d);
+/* As rdax_close: *d becomes NULL; a failed CLOSE is in rdax_conn_errmsg. */
+RDAX_API void rdax_closedir(struct rdax_dir **d);
 
 /* ---- asynchronous I/O ---- */
 
@@ -313,21 +350,30 @@ enum rdax_opcode {
 	RDAX_OP_FSYNC = 3,
 };
 
+struct rdax_buf;
+
 struct rdax_io {
 	uint32_t opcode;		/* enum rdax_opcode */
-	uint32_t flags;			/* 0 */
+	uint32_t flags;			/* 0 (-EINVAL otherwise) */
 	struct rdax_file *file;
 	void *buf;
 	size_t len;
 	uint64_t offset;
 	uint64_t user_data;
+	/*
+	 * The registered buffer [buf, buf+len) lies in (rdax_buf_reg), or
+	 * NULL: registered buffers are then looked up by address.
+	 */
+	struct rdax_buf *reg;
+	uint64_t reserved[4];		/* 0 (-EINVAL otherwise) */
 };
 
 struct rdax_cqe {
 	uint64_t user_data;
 	int64_t res;			/* bytes done, or a negative errno */
 	uint32_t status;		/* the server's NTSTATUS on failure */
-	uint32_t flags;
+	uint32_t flags;			/* 0 */
+	uint64_t reserved[2];		/* zero */
 };
 
 RDAX_API int rdax_ioq_new(struct rdax_conn *c, unsigned int depth,
@@ -341,20 +387,23 @@ RDAX_API void rdax_ioq_delete(struct rdax_ioq **q);
 /*
  * Queue up to n requests; returns how many were taken (the free slots).
  * A request taken is reported exactly once, by its completion (also when
- * it could not be sent); one not taken gets no completion.
+ * it could not be sent); one not taken gets no completion. A request
+ * with nonzero flags or reserved fields, or a reg that does not hold its
+ * buffer: -EINVAL and none of the n is taken.
  */
-RDAX_API int rdax_submit(struct rdax_ioq *q, const struct rdax_io *ios,
-			 unsigned int n);
+RDAX_API int rdax_ioq_submit(struct rdax_ioq *q, const struct rdax_io *ios,
+			     unsigned int n);
 /*
  * Wait until at least min completions are ready (or timeout_ms passes
  * from the call's start, -1 = forever), then return up to max of them.
+ * min > max: -EINVAL.
  */
-RDAX_API int rdax_reap(struct rdax_ioq *q, struct rdax_cqe *cqes,
-		       unsigned int max, unsigned int min, int timeout_ms);
+RDAX_API int rdax_ioq_reap(struct rdax_ioq *q, struct rdax_cqe *cqes,
+			   unsigned int min, unsigned int max, int timeout_ms);
 RDAX_API unsigned int rdax_ioq_inflight(const struct rdax_ioq *q);
 /* Largest read/write: server limits, RDMA or (signed, encrypted) inline size. */
 RDAX_API size_t rdax_ioq_max_io(const struct rdax_ioq *q);
-/* A descriptor for poll/epoll: readable when rdax_reap(.., 0, 0) has work. */
+/* A descriptor for poll/epoll: readable when rdax_ioq_reap(.., 0, 0, 0) has work. */
 RDAX_API int rdax_ioq_fd(const struct rdax_ioq *q);
 
 /* ---- registered buffers (SMB-Direct) ---- */
@@ -363,14 +412,14 @@ RDAX_API int rdax_ioq_fd(const struct rdax_ioq *q);
  * Pin and register [addr, addr+len) once; reads and writes that fall
  * inside it then move by RDMA with no registration on the data path.
  * Buffers used without registration are registered on first use and
- * kept in a cache: call rdax_mem_forget() before freeing such memory.
- * On TCP connections these calls succeed and do nothing.
+ * kept in a cache (rdax_cfg_set_mr_cache): call rdax_mem_forget() before
+ * freeing such memory. A request may name its buffer (rdax_io.reg): no
+ * lookup. On TCP connections these calls succeed and do nothing.
  */
-struct rdax_buf;
-
 RDAX_API int rdax_buf_reg(struct rdax_conn *c, void *addr, size_t len,
 			  struct rdax_buf **out);
-RDAX_API int rdax_buf_dereg(struct rdax_buf **b);
+/* Deregister and free; *b becomes NULL. No I/O on it may be in flight. */
+RDAX_API void rdax_buf_dereg(struct rdax_buf **b);
 RDAX_API void rdax_mem_forget(struct rdax_conn *c, void *addr, size_t len);
 
 /* ---- helpers ---- */
@@ -382,12 +431,11 @@ struct rdax_url {
 	unsigned int port;		/* 0 if not given */
 	char share[81];
 	char path[4096];		/* without leading '/' */
+	uint64_t reserved[4];		/* zero */
 };
 
+/* Failures: -EINVAL or -ENAMETOOLONG, and why in rdax_errormsg(). */
 RDAX_API int rdax_url_parse(const char *url, struct rdax_url *out);
-
-/* Add or replace USER in an rdaxd password database (mode 0600). */
-RDAX_API int rdax_passdb_set(const char *file, const char *user, const char *password);
 
 /* ---- copying files ---- */
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "rdax.h"
+#include "crypto/passdb.h"
 
 #define PIPE_CHUNK (1u << 20)	/* bytes per request, at most */
 #define PIPE_MIN 2		/* requests in flight, at least */
@@ -131,12 +132,21 @@ static double elapsed(const struct timespec *t0)
 /* "rdax: smb://host/share/path: message" */
 static int fail(struct session *s, int ret, const char *what)
 {
-	const char *msg = rdax_errmsg(s ? s->conn : NULL);
+	const char *msg = rdax_conn_errmsg(s ? s->conn : NULL);
 
 	if (!msg || !*msg)
 		msg = strerror(-ret);
 	fprintf(stderr, "%s: %s%s%s\n", prog, what ? what : "", what ? ": " : "", msg);
 	return 1;
+}
+
+/* rdax_close, and whether the server's CLOSE failed (-EIO: its message is kept) */
+static int close_file(struct session *s, struct rdax_file **f)
+{
+	if (!*f)
+		return 0;
+	rdax_close(f);
+	return *rdax_conn_errmsg(s->conn) ? -EIO : 0;
 }
 
 /* The last component of a path ("" for none). */
@@ -241,14 +251,14 @@ static int session_open(struct session *s, const struct opts *o, const char *url
 	rdax_cfg_delete(&cfg);
 	if (ret) {
 		fprintf(stderr, "%s: smb://%s%s%.0u: %s\n", prog, s->url.host,
-			s->url.port ? ":" : "", s->url.port, rdax_errmsg(NULL));
+			s->url.port ? ":" : "", s->url.port, rdax_conn_errmsg(NULL));
 		return 1;
 	}
 	if (!need_share)
 		return 0;
 	ret = rdax_tree_connect(s->conn, s->url.share, &s->tree);
 	if (ret) {
-		fprintf(stderr, "%s: %s: %s\n", prog, url, rdax_errmsg(s->conn));
+		fprintf(stderr, "%s: %s: %s\n", prog, url, rdax_conn_errmsg(s->conn));
 		rdax_disconnect(&s->conn);
 		return 1;
 	}
@@ -480,6 +490,7 @@ struct pipe {
 	unsigned int depth;
 	unsigned int head, n;		/* slots in flight or waiting, from head */
 	uint8_t *mem;
+	struct rdax_buf *reg;		/* mem, registered (SMB-Direct), or NULL */
 	struct pipe_slot slot[PIPE_MAX];
 	/* librdax's message of the first error: the next call clears it */
 	char why[256];
@@ -487,7 +498,7 @@ struct pipe {
 
 static void pipe_note(struct pipe *p)
 {
-	const char *m = rdax_errmsg(p->s->conn);
+	const char *m = rdax_conn_errmsg(p->s->conn);
 
 	if (!p->why[0] && m && *m)
 		snprintf(p->why, sizeof(p->why), "%s", m);
@@ -526,6 +537,9 @@ static int pipe_open(struct pipe *p, struct session *s, struct rdax_file *f, uin
 		rdax_ioq_delete(&p->q);
 		return -ENOMEM;
 	}
+	/* pinned once and named by each request; without it, the MR cache */
+	if (rdax_buf_reg(s->conn, p->mem, p->chunk * p->depth, &p->reg))
+		p->reg = NULL;
 	for (i = 0; i < p->depth; i++)
 		p->slot[i].buf = p->mem + i * p->chunk;
 	return 0;
@@ -538,6 +552,7 @@ static void pipe_close(struct pipe *p, const struct opts *o)
 		fprintf(stderr, "pipeline: up to %u requests of %zu bytes in flight\n",
 			p->depth, p->chunk);
 	rdax_ioq_delete(&p->q);
+	rdax_buf_dereg(&p->reg);
 	free(p->mem);
 	p->mem = NULL;
 }
@@ -551,14 +566,14 @@ static int pipe_submit(struct pipe *p, struct pipe_slot *sl, uint64_t off, size_
 {
 	struct rdax_io io = {
 		.opcode = p->op, .file = p->f, .buf = sl->buf, .len = len,
-		.offset = off, .user_data = (uint64_t)(sl - p->slot),
+		.offset = off, .user_data = (uint64_t)(sl - p->slot), .reg = p->reg,
 	};
 	int ret;
 
 	sl->off = off;
 	sl->len = len;
 	sl->done = false;
-	ret = rdax_submit(p->q, &io, 1);
+	ret = rdax_ioq_submit(p->q, &io, 1);
 	pipe_note(p);
 	if (ret < 0)
 		return ret;
@@ -575,7 +590,7 @@ static int pipe_wait_head(struct pipe *p)
 	int i, n;
 
 	while (!p->slot[p->head].done) {
-		n = rdax_reap(p->q, cqe, PIPE_MAX, 1, -1);
+		n = rdax_ioq_reap(p->q, cqe, 1, PIPE_MAX, -1);
 		pipe_note(p);
 		if (n < 0)
 			return n;
@@ -796,7 +811,7 @@ out_close:
 		fprintf(stderr, "%s: %s: %s\n", prog, local, strerror(errno));
 		rc = 1;
 	}
-	if (f && rdax_close(&f) && !rc)
+	if (close_file(&s, &f) && !rc)
 		rc = fail(&s, -EIO, url);
 	session_close(&s, o, off);
 	free(into);
@@ -849,7 +864,7 @@ static int cmd_put(const struct opts *o, const char *local, const char *url)
 		progress_show(&pr, off, true);
 out_close:
 	close(fd);
-	if (f && rdax_close(&f) && !rc)
+	if (close_file(&s, &f) && !rc)
 		rc = fail(&s, -EIO, url);
 	session_close(&s, o, off);
 	return rc;
@@ -1015,7 +1030,7 @@ static int cp_across(const struct opts *o, const char *url, const char *dst_url)
 		if (n <= 0) {
 			if (n == 0)
 				fprintf(stderr, "%s: %s: file shrank during the copy\n", prog, url);
-			else if (rdax_last_status(d.conn))
+			else if (rdax_conn_last_status(d.conn))
 				fail(&d, (int)n, dst_url);	/* the destination refused */
 			else
 				fail(&s, (int)n, url);
@@ -1028,9 +1043,9 @@ static int cp_across(const struct opts *o, const char *url, const char *dst_url)
 		progress_show(&cp.pr, off, true);
 	rc = 0;
 out_close:
-	if (fs && rdax_close(&fs) && !rc)
+	if (close_file(&s, &fs) && !rc)
 		rc = fail(&s, -EIO, url);
-	if (fd && rdax_close(&fd) && !rc)
+	if (close_file(&d, &fd) && !rc)
 		rc = fail(&d, -EIO, dst_url);
 	cp_stats(o, &s, "source");
 	cp_stats(o, &d, "destination");
@@ -1417,7 +1432,7 @@ static int cmd_passwd(const struct opts *o, const char *user)
 			fprintf(stderr, "%s: passwd: empty password read from stdin\n", prog);
 		return 1;
 	}
-	ret = rdax_passdb_set(o->passdb, user, pw);
+	ret = passdb_set(o->passdb, user, pw);
 	explicit_bzero(pw, sizeof(pw));
 	if (ret) {
 		fprintf(stderr, "%s: passwd: %s: %s\n", prog, o->passdb,

@@ -16,6 +16,7 @@
 #include "proto/smbd.h"
 #include "transport/transport.h"
 #include "util/list.h"
+#include "util/log.h"
 
 #define CLI_MAX_CHAIN 8
 #define CLI_MAX_CHANNELS 16
@@ -318,6 +319,9 @@ struct cli_lease {
  * and a failing one leaves a message (cli_done() adds one if none was set).
  */
 void cli_begin(struct rdax_conn *c);
+/* calls without a connection: rdax_errormsg() */
+void cli_thread_begin(void);
+int cli_thread_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cli_err(struct rdax_conn *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int cli_done(struct rdax_conn *c, int ret, const char *op, const char *path);
@@ -374,8 +378,10 @@ struct cli_rdma {
  * descriptor for buf; sets r->channel to the SMB2 channel value, or 0
  * when the I/O goes inline (a TCP channel, signing, encryption, small).
  */
-int cli_rdma_prepare(struct rdax_conn *c, struct cli_chan *chan, void *buf,
-		     size_t len, bool server_writes, struct cli_rdma *r);
+/* whether [buf, buf+len) lies in the registered buffer b */
+bool cli_buf_holds(const struct rdax_buf *b, const void *buf, size_t len);
+int cli_rdma_prepare(struct rdax_conn *c, struct cli_chan *chan, struct rdax_buf *reg,
+		     void *buf, size_t len, bool server_writes, struct cli_rdma *r);
 void cli_rdma_finish(struct rdax_conn *c, struct cli_rdma *r);
 /* Does I/O of len bytes go by RDMA on an SMB-Direct channel? */
 bool cli_io_bulk(const struct rdax_conn *c, size_t len);

@@ -23,14 +23,45 @@
 #define CLI_MAX_MSG (SMB2_MAX_IO_SIZE + (1u << 20))
 #define CLI_AUTH_MAX AUTH_TOKEN_MAX
 
+/* ---- calls without a connection: a message per thread ---- */
+
+static __thread char cli_thread_msg[512];
+static __thread uint32_t cli_thread_status;
+
+const char *rdax_errormsg(void)
+{
+	return cli_thread_msg;
+}
+
+void cli_thread_begin(void)
+{
+	cli_thread_msg[0] = 0;
+	cli_thread_status = 0;
+}
+
+int cli_thread_err(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cli_thread_msg, sizeof(cli_thread_msg), fmt, ap);
+	va_end(ap);
+	cli_thread_status = 0;
+	return err < 0 ? err : -err;
+}
+
 /* ---- configuration ---- */
 
 int rdax_cfg_new(struct rdax_cfg **out)
 {
-	struct rdax_cfg *cfg = calloc(1, sizeof(*cfg));
+	struct rdax_cfg *cfg;
 
+	cli_thread_begin();
+	if (!out)
+		return cli_thread_err(-EINVAL, "rdax_cfg_new: no result pointer");
+	cfg = calloc(1, sizeof(*cfg));
 	if (!cfg)
-		return -ENOMEM;
+		return cli_thread_err(-ENOMEM, "rdax_cfg_new: out of memory");
 	cfg->transport = RDAX_TRANSPORT_TCP;
 	cfg->min_dialect = RDAX_SMB_2_1;
 	cfg->max_dialect = RDAX_SMB_3_1_1;
@@ -56,8 +87,9 @@ void rdax_cfg_delete(struct rdax_cfg **cfg)
 
 int rdax_cfg_set_transport(struct rdax_cfg *cfg, enum rdax_transport t)
 {
+	cli_thread_begin();
 	if (t != RDAX_TRANSPORT_TCP && t != RDAX_TRANSPORT_RDMA)
-		return -EINVAL;
+		return cli_thread_err(-EINVAL, "rdax_cfg_set_transport: unknown transport %d", (int)t);
 	cfg->transport = t;
 	return 0;
 }
@@ -67,9 +99,15 @@ int rdax_cfg_set_credentials(struct rdax_cfg *cfg, const char *user,
 {
 	const char *sep;
 
-	if (!user || strlen(user) >= sizeof(cfg->user) ||
-	    (password && strlen(password) >= sizeof(cfg->password)))
-		return -EINVAL;
+	cli_thread_begin();
+	if (!user)
+		return cli_thread_err(-EINVAL, "rdax_cfg_set_credentials: no user name");
+	if (strlen(user) >= sizeof(cfg->user))
+		return cli_thread_err(-EINVAL, "rdax_cfg_set_credentials: user name longer than %zu bytes",
+				      sizeof(cfg->user) - 1);
+	if (password && strlen(password) >= sizeof(cfg->password))
+		return cli_thread_err(-EINVAL, "rdax_cfg_set_credentials: password longer than %zu bytes",
+				      sizeof(cfg->password) - 1);
 	cfg->domain[0] = 0;
 	sep = strchr(user, '\\');
 	if (sep) {
@@ -98,20 +136,22 @@ int rdax_cfg_set_password_file(struct rdax_cfg *cfg, const char *path)
 	int fd, ret = 0;
 	char *nl;
 
+	cli_thread_begin();
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return cli_thread_err(-errno, "password file %s: %s", path, strerror(errno));
 	if (fstat(fd, &st)) {
-		ret = -errno;
+		ret = cli_thread_err(-errno, "password file %s: %s", path, strerror(errno));
 		goto out_close;
 	}
 	if (st.st_mode & 077) {
-		ret = -EPERM;
+		ret = cli_thread_err(-EPERM, "password file %s: group or others may read it (mode %04o)",
+				     path, (unsigned int)(st.st_mode & 07777));
 		goto out_close;
 	}
 	n = read(fd, buf, sizeof(buf) - 1);
 	if (n < 0) {
-		ret = -errno;
+		ret = cli_thread_err(-errno, "password file %s: %s", path, strerror(errno));
 		goto out_close;
 	}
 	buf[n] = 0;
@@ -119,7 +159,8 @@ int rdax_cfg_set_password_file(struct rdax_cfg *cfg, const char *path)
 	if (nl)
 		*nl = 0;
 	if (strlen(buf) >= sizeof(cfg->password)) {
-		ret = -ENAMETOOLONG;
+		ret = cli_thread_err(-ENAMETOOLONG, "password file %s: password longer than %zu bytes",
+				     path, sizeof(cfg->password) - 1);
 		goto out_wipe;
 	}
 	strcpy(cfg->password, buf);
@@ -151,8 +192,10 @@ int rdax_cfg_set_encryption(struct rdax_cfg *cfg, bool required)
 
 int rdax_cfg_set_dialects(struct rdax_cfg *cfg, uint16_t min, uint16_t max)
 {
+	cli_thread_begin();
 	if (min > max || min < RDAX_SMB_2_1 || max > RDAX_SMB_3_1_1)
-		return -EINVAL;
+		return cli_thread_err(-EINVAL, "rdax_cfg_set_dialects: 0x%04x..0x%04x is not a range within 0x%04x..0x%04x",
+				      min, max, RDAX_SMB_2_1, RDAX_SMB_3_1_1);
 	cfg->min_dialect = min;
 	cfg->max_dialect = max;
 	return 0;
@@ -161,8 +204,9 @@ int rdax_cfg_set_dialects(struct rdax_cfg *cfg, uint16_t min, uint16_t max)
 int rdax_cfg_set_timeout(struct rdax_cfg *cfg, int ms)
 {
 	/* 0 would time every request out at once; -1 is "no timeout" */
+	cli_thread_begin();
 	if (ms <= 0 && ms != -1)
-		return -EINVAL;
+		return cli_thread_err(-EINVAL, "rdax_cfg_set_timeout: %d ms (a positive count or -1)", ms);
 	cfg->timeout_ms = ms;
 	return 0;
 }
@@ -173,10 +217,17 @@ int rdax_cfg_set_rdma_threshold(struct rdax_cfg *cfg, uint32_t bytes)
 	return 0;
 }
 
+int rdax_cfg_set_mr_cache(struct rdax_cfg *cfg, size_t bytes)
+{
+	cfg->mr_cache_bytes = bytes;
+	return 0;
+}
+
 int rdax_cfg_set_channels(struct rdax_cfg *cfg, unsigned int n)
 {
+	cli_thread_begin();
 	if (n < 1 || n > CLI_MAX_CHANNELS)
-		return -EINVAL;
+		return cli_thread_err(-EINVAL, "rdax_cfg_set_channels: %u (1..%u)", n, CLI_MAX_CHANNELS);
 	cfg->channels = n;
 	return 0;
 }
@@ -209,31 +260,14 @@ int rdax_cfg_set_log(struct rdax_cfg *cfg, void (*fn)(void *arg, const char *msg
 
 /* ---- errors ---- */
 
-/* Where rdax_connect leaves its error, for rdax_errmsg(NULL). */
-static __thread char cli_last_connect_error[512];
-static __thread uint32_t cli_last_connect_status;
-
 void cli_begin(struct rdax_conn *c)
 {
+	/* what the transports log in this call goes to c's callback */
+	log_set_thread_sink(c->cfg.log, c->cfg.log_arg);
 	c->errmsg[0] = 0;
 	c->last_status = 0;
 	if (c->ncached)
 		cli_leases_expire(c);
-}
-
-/* An rdax_connect failure without a connection to keep it on. */
-static int connect_err(int err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int connect_err(int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cli_last_connect_error, sizeof(cli_last_connect_error), fmt, ap);
-	va_end(ap);
-	cli_last_connect_status = 0;
-	return err < 0 ? err : -err;
 }
 
 int cli_err(struct rdax_conn *c, int err, const char *fmt, ...)
@@ -262,14 +296,14 @@ int cli_status(struct rdax_conn *c, uint32_t status, const char *op,
 		       path ? " " : "", path ? path : "", rdax_status_str(status));
 }
 
-const char *rdax_errmsg(const struct rdax_conn *c)
+const char *rdax_conn_errmsg(const struct rdax_conn *c)
 {
-	return c ? c->errmsg : cli_last_connect_error;
+	return c ? c->errmsg : cli_thread_msg;
 }
 
-uint32_t rdax_last_status(const struct rdax_conn *c)
+uint32_t rdax_conn_last_status(const struct rdax_conn *c)
 {
-	return c ? c->last_status : cli_last_connect_status;
+	return c ? c->last_status : cli_thread_status;
 }
 
 const char *rdax_status_str(uint32_t status)
@@ -365,25 +399,6 @@ static void stats_fill(const struct rdax_conn *c, struct rdax_stats *st)
 int rdax_conn_stats(const struct rdax_conn *c, struct rdax_stats *st)
 {
 	stats_fill(c, st);
-	return 0;
-}
-
-/*
- * Binaries built against 0.1 and 0.2 pass the struct as it was then,
- * without the lease counters: they get that much of it.
- */
-#define STATS_V1_SIZE offsetof(struct rdax_stats, breaks)
-
-int cli_conn_stats_v1(const struct rdax_conn *c, struct rdax_stats *st);
-__asm__(".symver cli_conn_stats_v1, rdax_conn_stats@RDAX_0.1");
-
-__attribute__((visibility("default"), used))
-int cli_conn_stats_v1(const struct rdax_conn *c, struct rdax_stats *st)
-{
-	struct rdax_stats all;
-
-	stats_fill(c, &all);
-	memcpy(st, &all, STATS_V1_SIZE);
 	return 0;
 }
 
@@ -747,20 +762,28 @@ static int buf_mr(struct rdax_conn *c, struct rdax_buf *b, struct cli_rdev *rdev
 	return 0;
 }
 
-int cli_rdma_prepare(struct rdax_conn *c, struct cli_chan *chan, void *buf,
-		     size_t len, bool server_writes, struct cli_rdma *r)
+bool cli_buf_holds(const struct rdax_buf *b, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	return p >= b->addr && len <= b->len && (size_t)(p - b->addr) <= b->len - len;
+}
+
+int cli_rdma_prepare(struct rdax_conn *c, struct cli_chan *chan, struct rdax_buf *reg,
+		     void *buf, size_t len, bool server_writes, struct cli_rdma *r)
 {
 	struct ibv_mr *mr = NULL;
-	struct rdax_buf *b;
+	struct rdax_buf *b = reg;
 	uint32_t rkey;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
 	if (!chan->rdma || !chan->rdev || !chan->x || !cli_io_bulk(c, len))
 		return 0;
-	for (b = c->bufs; b; b = b->next)
-		if ((uint8_t *)buf >= b->addr && (uint8_t *)buf + len <= b->addr + b->len)
-			break;
+	/* named by the request, else looked up by address */
+	if (!b)
+		for (b = c->bufs; b && !cli_buf_holds(b, buf, len); b = b->next)
+			;
 	if (b) {
 		ret = buf_mr(c, b, chan->rdev, &mr);
 		if (ret)
@@ -860,13 +883,13 @@ out_dereg:
 	return ret;
 }
 
-int rdax_buf_dereg(struct rdax_buf **bp)
+void rdax_buf_dereg(struct rdax_buf **bp)
 {
 	struct rdax_buf *b = *bp, **pp;
 	unsigned int i;
 
 	if (!b)
-		return 0;
+		return;
 	if (b->c) {
 		for (pp = &b->c->bufs; *pp; pp = &(*pp)->next) {
 			if (*pp == b) {
@@ -880,7 +903,6 @@ int rdax_buf_dereg(struct rdax_buf **bp)
 			ibv_dereg_mr(b->mr[i]);
 	free(b);
 	*bp = NULL;
-	return 0;
 }
 
 void rdax_mem_forget(struct rdax_conn *c, void *addr, size_t len)
@@ -1133,28 +1155,28 @@ int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
 	int ret;
 
 	/* a new call reports its own failure only */
-	cli_last_connect_error[0] = 0;
-	cli_last_connect_status = 0;
+	cli_thread_begin();
 	if (!out || !host || !*host || !cfg)
-		return connect_err(-EINVAL, "rdax_connect: no %s", !out ? "result pointer" :
+		return cli_thread_err(-EINVAL, "rdax_connect: no %s", !out ? "result pointer" :
 				   !cfg ? "configuration" : "host");
 	ret = crypto_init();
 	if (ret)
-		return connect_err(ret, "OpenSSL (libcrypto) is unavailable: %s%s",
+		return cli_thread_err(ret, "OpenSSL (libcrypto) is unavailable: %s%s",
 				   strerror(-ret), ret == -ENOMEM ? "" :
 				   " (are its default and legacy providers installed?)");
 	if (!cfg->guest && !cfg->user[0])
-		return connect_err(-EINVAL, "connect to %s: no user name (set credentials or guest)",
+		return cli_thread_err(-EINVAL, "connect to %s: no user name (set credentials or guest)",
 				   host);
 	if (!cfg->guest && !cfg->have_password)
-		return connect_err(-EINVAL, "connect to %s: no password for user %s",
+		return cli_thread_err(-EINVAL, "connect to %s: no password for user %s",
 				   host, cfg->user);
 	if (strlen(host) >= sizeof(c->host))
-		return connect_err(-ENAMETOOLONG, "connect: host name too long");
+		return cli_thread_err(-ENAMETOOLONG, "connect: host name too long");
 	c = calloc(1, sizeof(*c));
 	if (!c)
-		return connect_err(-ENOMEM, "connect to %s: out of memory", host);
+		return cli_thread_err(-ENOMEM, "connect to %s: out of memory", host);
 	c->cfg = *cfg;
+	log_set_thread_sink(cfg->log, cfg->log_arg);
 	c->epfd = -1;
 	list_init(&c->sendq);
 	list_init(&c->delayq);
@@ -1186,9 +1208,8 @@ int rdax_connect(struct rdax_conn **out, const char *host, unsigned int port,
 	return 0;
 out_fail:
 	/* keep the message for the caller through a static buffer */
-	snprintf(cli_last_connect_error, sizeof(cli_last_connect_error), "%s",
-		 c->errmsg[0] ? c->errmsg : strerror(-ret));
-	cli_last_connect_status = c->last_status;
+	cli_thread_err(ret, "%s", c->errmsg[0] ? c->errmsg : strerror(-ret));
+	cli_thread_status = c->last_status;
 	rdax_disconnect(&c);
 	return ret;
 }
@@ -1223,4 +1244,5 @@ void rdax_disconnect(struct rdax_conn **cp)
 	explicit_bzero(&c->cfg, sizeof(c->cfg));
 	free(c);
 	*cp = NULL;
+	log_set_thread_sink(NULL, NULL);
 }

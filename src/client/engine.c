@@ -169,6 +169,15 @@ static uint32_t chain_charge(const struct cli_chain *ch)
 	return cli_credits_chain_charge(ch->charge, ch->n);
 }
 
+/*
+ * librdax prints nothing: what the shared modules log goes to the log
+ * callback of the connection the thread is in (cli_begin), or nowhere.
+ */
+__attribute__((constructor)) static void cli_log_quiet(void)
+{
+	log_set_sink(NULL, NULL);
+}
+
 void cli_log(struct rdax_conn *c, const char *fmt, ...)
 {
 	char msg[512];

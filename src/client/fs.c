@@ -10,7 +10,6 @@
 #include <time.h>
 
 #include "client/client.h"
-#include "crypto/passdb.h"
 #include "proto/fscc.h"
 #include "proto/lease.h"
 #include "proto/ntstatus.h"
@@ -116,18 +115,18 @@ int cli_tree_disconnect_req(struct rdax_conn *c, uint32_t id, const char *share)
 	return ret;
 }
 
-int rdax_tree_disconnect(struct rdax_tree **tp)
+void rdax_tree_disconnect(struct rdax_tree **tp)
 {
 	struct rdax_tree *t = *tp;
 	int ret;
 
 	if (!t)
-		return 0;
+		return;
 	if (list_empty(&t->link)) {
 		/* its connection is gone already (rdax_disconnect) */
 		free(t);
 		*tp = NULL;
-		return -ENOTCONN;
+		return;
 	}
 	cli_begin(t->c);
 	/* the server closes the tree's opens, cached handles included */
@@ -139,7 +138,6 @@ int rdax_tree_disconnect(struct rdax_tree **tp)
 	cli_done(t->c, ret, "tree disconnect", t->share);
 	free(t);
 	*tp = NULL;
-	return ret;
 }
 
 /* Run a chain that was built (ret 0), or drop one that could not be. */
@@ -734,15 +732,15 @@ static int file_close(struct rdax_file *f)
 	return cli_done(f->t->c, ret, "close", f->path);
 }
 
-int rdax_close(struct rdax_file **fp)
+void rdax_close(struct rdax_file **fp)
 {
 	struct rdax_file *f = *fp;
-	int ret;
 
 	if (!f)
-		return 0;
+		return;
 	cli_begin(f->t->c);
-	ret = file_close(f);
+	/* a failure stays in the connection's message and status */
+	file_close(f);
 	if (f->tlink.next)
 		list_del(&f->tlink);
 	if (f->lease) {
@@ -751,7 +749,6 @@ int rdax_close(struct rdax_file **fp)
 	}
 	free(f);
 	*fp = NULL;
-	return ret;
 }
 
 int rdax_fsync(struct rdax_file *f)
@@ -980,28 +977,26 @@ int rdax_readdir(struct rdax_dir *d, struct rdax_dirent *ent)
 	}
 }
 
-int rdax_closedir(struct rdax_dir **dp)
+void rdax_closedir(struct rdax_dir **dp)
 {
 	struct rdax_dir *d = *dp;
 	struct rdax_file f = { 0 };
-	int ret;
 
 	if (!d)
-		return 0;
+		return;
 	cli_begin(d->t->c);
 	f.t = d->t;
 	f.fid = d->fid;
 	snprintf(f.path, sizeof(f.path), "%s", d->path);
-	ret = file_close(&f);
+	file_close(&f);
 	free(d->buf);
 	free(d);
 	*dp = NULL;
-	return ret;
 }
 
 /* ---- helpers ---- */
 
-int rdax_url_parse(const char *url, struct rdax_url *u)
+static int url_parse(const char *url, struct rdax_url *u)
 {
 	const char *p, *host, *end, *at, *slash;
 	size_t n;
@@ -1075,53 +1070,17 @@ int rdax_url_parse(const char *url, struct rdax_url *u)
 	return 0;
 }
 
-int rdax_passdb_set(const char *file, const char *user, const char *password)
+int rdax_url_parse(const char *url, struct rdax_url *u)
 {
-	return passdb_set(file, user, password);
-}
+	int ret;
 
-/*
- * Binaries built against 0.1-0.4 pass struct rdax_stat (and the one in
- * struct rdax_dirent) without the POSIX fields: they get that much.
- */
-#define STAT_V1_SIZE offsetof(struct rdax_stat, mode)
-
-int cli_stat_v1(struct rdax_tree *t, const char *path, struct rdax_stat *st);
-int cli_fstat_v1(struct rdax_file *f, struct rdax_stat *st);
-int cli_readdir_v1(struct rdax_dir *d, struct rdax_dirent *ent);
-__asm__(".symver cli_stat_v1, rdax_stat@RDAX_0.1");
-__asm__(".symver cli_fstat_v1, rdax_fstat@RDAX_0.1");
-__asm__(".symver cli_readdir_v1, rdax_readdir@RDAX_0.1");
-
-__attribute__((visibility("default"), used))
-int cli_stat_v1(struct rdax_tree *t, const char *path, struct rdax_stat *st)
-{
-	struct rdax_stat all;
-	int ret = rdax_stat(t, path, &all);
-
-	if (!ret)
-		memcpy(st, &all, STAT_V1_SIZE);
-	return ret;
-}
-
-__attribute__((visibility("default"), used))
-int cli_fstat_v1(struct rdax_file *f, struct rdax_stat *st)
-{
-	struct rdax_stat all;
-	int ret = rdax_fstat(f, &all);
-
-	if (!ret)
-		memcpy(st, &all, STAT_V1_SIZE);
-	return ret;
-}
-
-__attribute__((visibility("default"), used))
-int cli_readdir_v1(struct rdax_dir *d, struct rdax_dirent *ent)
-{
-	struct rdax_dirent all;
-	int ret = rdax_readdir(d, &all);
-
-	if (ret == 1)
-		memcpy(ent, &all, offsetof(struct rdax_dirent, st) + STAT_V1_SIZE);
-	return ret;
+	cli_thread_begin();
+	if (!url || !u)
+		return cli_thread_err(-EINVAL, "rdax_url_parse: no %s", url ? "result" : "URL");
+	ret = url_parse(url, u);
+	if (ret)
+		return cli_thread_err(ret, "URL '%s': %s", url, ret == -ENAMETOOLONG ?
+				      "a part is too long" :
+				      "not smb://[user@]host[:port][/share[/path]]");
+	return 0;
 }

@@ -23,6 +23,7 @@ struct cli_io {
 	struct rdax_file *f;
 	uint32_t op;
 	uint8_t *buf;
+	struct rdax_buf *reg;		/* the registered buffer it names, or NULL */
 	uint32_t len;
 	uint64_t off;
 	uint64_t user_data;
@@ -136,7 +137,7 @@ static int io_encode(struct cli_chain *ch, struct cli_chan *chan)
 
 	cli_rdma_finish(c, &io->r);
 	ch->place = NULL;
-	ret = cli_rdma_prepare(c, chan, io->buf, io->len, io->op == RDAX_OP_READ, &io->r);
+	ret = cli_rdma_prepare(c, chan, io->reg, io->buf, io->len, io->op == RDAX_OP_READ, &io->r);
 	if (ret)
 		return ret;
 	ret = cli_chain_add(c, ch, io->op == RDAX_OP_READ ? SMB2_READ : SMB2_WRITE,
@@ -547,10 +548,8 @@ static void ioq_complete(struct cli_io *io)
 	struct rdax_ioq *q = io->owner;
 	struct rdax_cqe *e = &q->cq[(q->cq_head + q->cq_len) % q->depth];
 
-	e->user_data = io->user_data;
-	e->res = io->res;
-	e->status = io->status;
-	e->flags = 0;
+	*e = (struct rdax_cqe){ .user_data = io->user_data, .res = io->res,
+				.status = io->status };
 	q->cq_len++;
 	q->active--;
 	q->free[q->nfree++] = io;
@@ -628,6 +627,23 @@ int rdax_ioq_fd(const struct rdax_ioq *q)
 	return q->c->epfd;
 }
 
+/* Is the request well formed (no flags, reserved fields zero)? */
+static int io_valid(struct rdax_conn *c, const struct rdax_io *in, unsigned int i)
+{
+	unsigned int k;
+
+	if (in->flags)
+		return cli_err(c, -EINVAL, "request %u: unknown flags 0x%x", i, in->flags);
+	for (k = 0; k < sizeof(in->reserved) / sizeof(in->reserved[0]); k++)
+		if (in->reserved[k])
+			return cli_err(c, -EINVAL, "request %u: reserved[%u] is not zero", i, k);
+	if (in->reg && in->opcode != RDAX_OP_FSYNC &&
+	    (in->reg->c != c || !cli_buf_holds(in->reg, in->buf, in->len)))
+		return cli_err(c, -EINVAL, "request %u: its buffer is not in the registered buffer it names",
+			       i);
+	return 0;
+}
+
 /* Can the connection take this request? 0, or why not (with a message). */
 static int io_check(struct rdax_conn *c, const struct rdax_io *in, unsigned int i)
 {
@@ -646,13 +662,19 @@ static int io_check(struct rdax_conn *c, const struct rdax_io *in, unsigned int 
 	return cli_check_credits(c, smb2_credit_charge_for((uint32_t)in->len));
 }
 
-int rdax_submit(struct rdax_ioq *q, const struct rdax_io *ios, unsigned int n)
+int rdax_ioq_submit(struct rdax_ioq *q, const struct rdax_io *ios, unsigned int n)
 {
 	struct rdax_conn *c = q->c;
 	unsigned int i;
 	int ret;
 
 	cli_begin(c);
+	/* a malformed request: none is taken */
+	for (i = 0; i < n; i++) {
+		ret = io_valid(c, &ios[i], i);
+		if (ret)
+			return ret;
+	}
 	for (i = 0; i < n; i++) {
 		const struct rdax_io *in = &ios[i];
 		struct cli_io *io;
@@ -667,6 +689,7 @@ int rdax_submit(struct rdax_ioq *q, const struct rdax_io *ios, unsigned int n)
 		io->f = in->file;
 		io->op = in->opcode;
 		io->buf = in->buf;
+		io->reg = in->opcode == RDAX_OP_FSYNC ? NULL : in->reg;
 		io->len = (uint32_t)in->len;
 		io->off = in->offset;
 		io->user_data = in->user_data;
@@ -682,8 +705,8 @@ int rdax_submit(struct rdax_ioq *q, const struct rdax_io *ios, unsigned int n)
 	return (int)i;
 }
 
-int rdax_reap(struct rdax_ioq *q, struct rdax_cqe *cqes, unsigned int max,
-	      unsigned int min, int timeout_ms)
+int rdax_ioq_reap(struct rdax_ioq *q, struct rdax_cqe *cqes, unsigned int min,
+		  unsigned int max, int timeout_ms)
 {
 	/* timeout_ms bounds the whole call, however many events arrive */
 	uint64_t deadline = cli_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
@@ -692,7 +715,7 @@ int rdax_reap(struct rdax_ioq *q, struct rdax_cqe *cqes, unsigned int max,
 
 	cli_begin(q->c);
 	if (min > max)
-		min = max;
+		return cli_err(q->c, -EINVAL, "reap: min %u is more than max %u", min, max);
 	/* non-blocking progress first */
 	if ((q->cq_len < min || !q->cq_len) && rdax_ioq_inflight(q))
 		ret = cli_progress(q->c, 0);

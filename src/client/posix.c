@@ -65,7 +65,7 @@ static int add_fsctl(struct rdax_tree *t, struct cli_chain *ch, const void *arg)
 /* A server without the extensions refuses reparse points one way or another. */
 static int not_posix(struct rdax_tree *t, int ret)
 {
-	uint32_t st = rdax_last_status(t->c);
+	uint32_t st = t->c->last_status;
 
 	if (st == STATUS_NOT_SUPPORTED || st == STATUS_INVALID_DEVICE_REQUEST ||
 	    st == STATUS_NOT_A_REPARSE_POINT)

@@ -233,7 +233,8 @@ void mr_cache_put(struct mr_cache *mc, struct ibv_mr *mr)
 	for (i = 0; i < mc->n; i++) {
 		if (mc->e[i].mr != mr)
 			continue;
-		if (--mc->e[i].refs == 0 && mc->e[i].stale)
+		/* stale, or no cache (max_bytes 0): deregistered now */
+		if (--mc->e[i].refs == 0 && (mc->e[i].stale || !mc->max_bytes))
 			remove_at(mc, i);
 		return;
 	}

@@ -68,6 +68,7 @@ int mr_cache_new_ops(const struct mem_reg_ops *ops, void *ctx, size_t max_bytes,
  */
 int mr_cache_get(struct mr_cache *mc, void *addr, size_t len,
 		 struct ibv_mr **mr, char *msg, size_t msglen);
+/* Done with it; with max_bytes 0 (no cache) the last put deregisters it. */
 void mr_cache_put(struct mr_cache *mc, struct ibv_mr *mr);
 /*
  * Forget registrations overlapping a range (memory being freed); one in

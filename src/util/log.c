@@ -12,6 +12,28 @@ int log_threshold = LOG_NOTICE;
 static const char *log_ident = "rdax";
 static bool log_journal;
 
+static void log_stderr(void *arg, const char *msg)
+{
+	fprintf(stderr, "%s\n", msg);
+}
+
+static void (*log_sink)(void *arg, const char *msg) = log_stderr;
+static void *log_sink_arg;
+static __thread void (*log_tsink)(void *arg, const char *msg);
+static __thread void *log_tsink_arg;
+
+void log_set_sink(void (*fn)(void *arg, const char *msg), void *arg)
+{
+	log_sink = fn;
+	log_sink_arg = arg;
+}
+
+void log_set_thread_sink(void (*fn)(void *arg, const char *msg), void *arg)
+{
+	log_tsink = fn;
+	log_tsink_arg = arg;
+}
+
 void log_set_journal(bool on)
 {
 	log_journal = on;
@@ -41,6 +63,14 @@ void log_vmsg(int level, const char *fmt, va_list ap)
 
 	if (level > log_threshold)
 		return;
+	if (log_tsink) {
+		/* an application's callback: the message alone */
+		vsnprintf(buf, sizeof(buf), fmt, ap);
+		log_tsink(log_tsink_arg, buf);
+		return;
+	}
+	if (!log_sink)
+		return;
 	if (log_journal) {
 		n = snprintf(buf, sizeof(buf), "<%d>%s[%s]: ",
 			     prio[level < 0 ? 0 : level > 4 ? 4 : level], log_ident,
@@ -48,7 +78,7 @@ void log_vmsg(int level, const char *fmt, va_list ap)
 		if (n < 0)
 			return;
 		vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
-		fprintf(stderr, "%s\n", buf);
+		log_sink(log_sink_arg, buf);
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -59,7 +89,7 @@ void log_vmsg(int level, const char *fmt, va_list ap)
 	if (n < 0)
 		return;
 	vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
-	fprintf(stderr, "%s\n", buf);
+	log_sink(log_sink_arg, buf);
 }
 
 void log_msg(int level, const char *fmt, ...)

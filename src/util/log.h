@@ -18,6 +18,13 @@ enum log_level {
 extern int log_threshold;
 
 void log_init(const char *ident, int threshold);
+/*
+ * Where messages go: stderr by default (rdaxd); fn == NULL drops them
+ * (librdax). A thread's own sink, if set, takes its messages first
+ * (librdax: the log callback of the connection the thread is in).
+ */
+void log_set_sink(void (*fn)(void *arg, const char *msg), void *arg);
+void log_set_thread_sink(void (*fn)(void *arg, const char *msg), void *arg);
 /* stderr is journald's stream: no timestamps, syslog priority prefixes. */
 void log_set_journal(bool on);
 void log_msg(int level, const char *fmt, ...)

@@ -116,7 +116,7 @@ static int do_write(int argc, char **argv)
 		ret = rdax_buf_reg(c, buf, csize, &rb);
 	if (ret) {
 		fprintf(stderr, "ackwrite: %s: %s\n", argv[optind],
-			rdax_errmsg(c)[0] ? rdax_errmsg(c) : strerror(-ret));
+			rdax_conn_errmsg(c)[0] ? rdax_conn_errmsg(c) : strerror(-ret));
 		goto out;
 	}
 	for (i = first; i < first + chunks; i++) {
@@ -134,7 +134,7 @@ static int do_write(int argc, char **argv)
 		n = rdax_pwrite(f, buf, csize, (uint64_t)i * csize);
 		if (n != (ssize_t)csize) {
 			fprintf(stderr, "ackwrite: chunk %lu: %s\n", i,
-				n < 0 ? rdax_errmsg(c) : "short write");
+				n < 0 ? rdax_conn_errmsg(c) : "short write");
 			ret = -EIO;
 			goto out;
 		}

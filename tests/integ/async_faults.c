@@ -3,7 +3,7 @@
  * The asynchronous API when the link or the server misbehaves, through
  * include/rdax.h only, against a real rdaxd (behind tests/integ/relay.c
  * where the link must stall or trickle):
- *   - rdax_reap's timeout bounds the whole call while answers trickle in
+ *   - rdax_ioq_reap's timeout bounds the whole call while answers trickle in
  *   - rdax_ioq_delete gives up after the request timeout when answers
  *     stop coming on an open connection
  *   - with the server gone, every request is reported exactly once:
@@ -63,14 +63,14 @@ static int open_url(const char *url, int timeout_ms, struct rdax_conn **c,
 	ret = rdax_connect(c, u.host, u.port, cfg);
 	rdax_cfg_delete(&cfg);
 	if (ret) {
-		BAD("connect %s: %s", url, rdax_errmsg(NULL));
+		BAD("connect %s: %s", url, rdax_conn_errmsg(NULL));
 		return ret;
 	}
 	ret = rdax_tree_connect(*c, u.share, t);
 	if (!ret)
 		ret = rdax_open(*t, name, O_RDWR | O_CREAT, f);
 	if (ret)
-		BAD("open %s: %s", name, rdax_errmsg(*c));
+		BAD("open %s: %s", name, rdax_conn_errmsg(*c));
 	return ret;
 }
 
@@ -88,32 +88,32 @@ static void reap_bounded(const char *url, pid_t relay, uint8_t *buf)
 	long ms;
 	int n;
 
-	stage = "rdax_reap while answers trickle in";
+	stage = "rdax_ioq_reap while answers trickle in";
 	if (open_url(url, 0, &c, &t, &f, "trickle.bin"))
 		return;
 	memset(buf, 0x5a, IO_LEN);
 	if (rdax_pwrite(f, buf, IO_LEN, 0) != IO_LEN || rdax_ioq_new(c, 4, &q)) {
-		BAD("setup: %s", rdax_errmsg(c));
+		BAD("setup: %s", rdax_conn_errmsg(c));
 		return;
 	}
 	io.file = f;
 	kill(relay, SIGUSR2);
 	usleep(200 * 1000);
-	if (rdax_submit(q, &io, 1) != 1) {
-		BAD("submit: %s", rdax_errmsg(c));
+	if (rdax_ioq_submit(q, &io, 1) != 1) {
+		BAD("submit: %s", rdax_conn_errmsg(c));
 		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	n = rdax_reap(q, &cqe, 1, 1, 1000);
+	n = rdax_ioq_reap(q, &cqe, 1, 1, 1000);
 	ms = ms_since(&t0);
 	if (n == 0 && ms < 2500)
-		OK("rdax_reap(min 1, 1000 ms) with answers trickling in returned 0 after %ld ms", ms);
+		OK("rdax_ioq_reap(min 1, 1000 ms) with answers trickling in returned 0 after %ld ms", ms);
 	else
-		BAD("rdax_reap(min 1, 1000 ms) with answers trickling in returned %d after %ld ms",
+		BAD("rdax_ioq_reap(min 1, 1000 ms) with answers trickling in returned %d after %ld ms",
 		    n, ms);
 	kill(relay, SIGHUP);
 	if (n == 0)
-		n = rdax_reap(q, &cqe, 1, 1, 20000);
+		n = rdax_ioq_reap(q, &cqe, 1, 1, 20000);
 	if (n == 1 && cqe.user_data == 7 && cqe.res == IO_LEN)
 		OK("the read completes once the link passes everything again");
 	else
@@ -139,14 +139,14 @@ static void delete_bounded(const char *url, pid_t relay, uint8_t *buf)
 	if (open_url(url, 1500, &c, &t, &f, "stall.bin"))
 		return;
 	if (rdax_ioq_new(c, 4, &q)) {
-		BAD("rdax_ioq_new: %s", rdax_errmsg(c));
+		BAD("rdax_ioq_new: %s", rdax_conn_errmsg(c));
 		return;
 	}
 	io.file = f;
 	kill(relay, SIGUSR1);
 	usleep(200 * 1000);
-	if (rdax_submit(q, &io, 1) != 1) {
-		BAD("submit: %s", rdax_errmsg(c));
+	if (rdax_ioq_submit(q, &io, 1) != 1) {
+		BAD("submit: %s", rdax_conn_errmsg(c));
 		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -156,11 +156,11 @@ static void delete_bounded(const char *url, pid_t relay, uint8_t *buf)
 	ms = ms_since(&t0);
 	if (ms >= 1000 && ms < 6000)
 		OK("rdax_ioq_delete gave up after %ld ms (request timeout 1500 ms): %s",
-		   ms, rdax_errmsg(c));
+		   ms, rdax_conn_errmsg(c));
 	else
 		BAD("rdax_ioq_delete returned after %ld ms (request timeout 1500 ms)", ms);
-	if (!strstr(rdax_errmsg(c), "did not answer"))
-		BAD("message after the timeout: '%s'", rdax_errmsg(c));
+	if (!strstr(rdax_conn_errmsg(c), "did not answer"))
+		BAD("message after the timeout: '%s'", rdax_conn_errmsg(c));
 	kill(relay, SIGHUP);
 	rdax_close(&f);
 	rdax_tree_disconnect(&t);
@@ -184,7 +184,7 @@ static void reported_once(const char *url, pid_t server, uint8_t *buf)
 	if (open_url(url, 5000, &c, &t, &f, "gone.bin"))
 		return;
 	if (rdax_ioq_new(c, NREQ, &q)) {
-		BAD("rdax_ioq_new: %s", rdax_errmsg(c));
+		BAD("rdax_ioq_new: %s", rdax_conn_errmsg(c));
 		return;
 	}
 	kill(server, SIGKILL);
@@ -198,7 +198,7 @@ static void reported_once(const char *url, pid_t server, uint8_t *buf)
 			io.len = IO_LEN;
 			io.offset = (uint64_t)k * IO_LEN;
 		}
-		n = rdax_submit(q, &io, 1);
+		n = rdax_ioq_submit(q, &io, 1);
 		refused[k] = n < 0;
 		seen[k] = 0;
 		if (n < 0)
@@ -210,7 +210,7 @@ static void reported_once(const char *url, pid_t server, uint8_t *buf)
 	}
 	alarm(30);
 	while (rdax_ioq_inflight(q)) {
-		got = rdax_reap(q, cqe, NREQ, 1, 10000);
+		got = rdax_ioq_reap(q, cqe, 1, NREQ, 10000);
 		if (got <= 0) {
 			BAD("reap: %d with %u in flight", got, rdax_ioq_inflight(q));
 			break;
@@ -222,7 +222,7 @@ static void reported_once(const char *url, pid_t server, uint8_t *buf)
 				errors++;
 		}
 	}
-	got = rdax_reap(q, cqe, NREQ, 0, 0);
+	got = rdax_ioq_reap(q, cqe, 0, NREQ, 0);
 	for (n = 0; n < got; n++)
 		if (cqe[n].user_data < NREQ)
 			seen[cqe[n].user_data]++;

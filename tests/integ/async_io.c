@@ -84,7 +84,7 @@ int main(int argc, char **argv)
 	ret = rdax_connect(&c, u.host, u.port, cfg);
 	rdax_cfg_delete(&cfg);
 	if (ret) {
-		BAD("connect: %s", rdax_errmsg(NULL));
+		BAD("connect: %s", rdax_conn_errmsg(NULL));
 		return 1;
 	}
 	rdax_conn_info(c, &ci);
@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 		BAD("--sign, but the session is not signed");
 	if (rdax_tree_connect(c, u.share, &t) ||
 	    rdax_open(t, u.path, O_RDWR | O_CREAT | O_TRUNC, &f)) {
-		BAD("open %s: %s", u.path, rdax_errmsg(c));
+		BAD("open %s: %s", u.path, rdax_conn_errmsg(c));
 		return 1;
 	}
 	buf = aligned_alloc(4096, (size_t)NBLK * BS);
@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 	}
 	/* registered once: every I/O inside it needs no registration */
 	if (rdax_buf_reg(c, buf, (size_t)NBLK * BS, &rb))
-		BAD("rdax_buf_reg: %s", rdax_errmsg(c));
+		BAD("rdax_buf_reg: %s", rdax_conn_errmsg(c));
 	if (rdax_ioq_new(c, depth, &q)) {
 		BAD("rdax_ioq_new");
 		return 1;
@@ -139,17 +139,17 @@ int main(int argc, char **argv)
 			b++;
 		}
 		if (m) {
-			n = rdax_submit(q, io, m);
+			n = rdax_ioq_submit(q, io, m);
 			if (n < 0 || (unsigned int)n != m) {
-				BAD("submit of %u took %d: %s", m, n, rdax_errmsg(c));
+				BAD("submit of %u took %d: %s", m, n, rdax_conn_errmsg(c));
 				return 1;
 			}
 			if (rdax_ioq_inflight(q) > depth)
 				BAD("%u in flight with depth %u", rdax_ioq_inflight(q), depth);
 		}
-		n = rdax_reap(q, cqe, 64, 1, 10000);
+		n = rdax_ioq_reap(q, cqe, 1, 64, 10000);
 		if (n <= 0) {
-			BAD("reap returned %d: %s", n, rdax_errmsg(c));
+			BAD("reap returned %d: %s", n, rdax_conn_errmsg(c));
 			return 1;
 		}
 		for (k = 0; k < (unsigned int)n; k++)
@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 		io[k] = (struct rdax_io){ .opcode = RDAX_OP_READ, .file = f,
 					  .buf = rbuf + (size_t)k * BS, .len = BS,
 					  .offset = (uint64_t)k * BS, .user_data = k };
-	n = rdax_submit(q, io, k);
+	n = rdax_ioq_submit(q, io, k);
 	if (n == (int)depth)
 		OK("submit of %u into a depth-%u queue takes %d", k, depth, n);
 	else
@@ -179,7 +179,7 @@ int main(int argc, char **argv)
 			BAD("the queue's fd did not become readable");
 	}
 	for (done = 0; done < (unsigned int)n;) {
-		ret = rdax_reap(q, cqe, 64, 1, 10000);
+		ret = rdax_ioq_reap(q, cqe, 1, 64, 10000);
 		if (ret <= 0) {
 			BAD("reap: %d", ret);
 			return 1;
@@ -190,7 +190,7 @@ int main(int argc, char **argv)
 	/* the sync API on the same connection, in between */
 	if (rdax_pread(f, rbuf, (size_t)NBLK * BS, 0) != (ssize_t)NBLK * BS ||
 	    memcmp(rbuf, buf, (size_t)NBLK * BS))
-		BAD("sync read-back differs: %s", rdax_errmsg(c));
+		BAD("sync read-back differs: %s", rdax_conn_errmsg(c));
 	else
 		OK("sync rdax_pread of the whole file matches");
 
@@ -207,11 +207,11 @@ int main(int argc, char **argv)
 			m++;
 			b++;
 		}
-		if (m && rdax_submit(q, io, m) != (int)m) {
-			BAD("submit reads: %s", rdax_errmsg(c));
+		if (m && rdax_ioq_submit(q, io, m) != (int)m) {
+			BAD("submit reads: %s", rdax_conn_errmsg(c));
 			return 1;
 		}
-		n = rdax_reap(q, cqe, 64, 1, 10000);
+		n = rdax_ioq_reap(q, cqe, 1, 64, 10000);
 		if (n <= 0) {
 			BAD("reap reads: %d", n);
 			return 1;
@@ -232,7 +232,7 @@ int main(int argc, char **argv)
 	io[1] = (struct rdax_io){ .opcode = RDAX_OP_READ, .file = f, .buf = rbuf,
 				  .len = BS, .offset = (uint64_t)NBLK * BS + 4096, .user_data = 2 };
 	for (k = 0; k < 2; k++) {
-		if (rdax_submit(q, &io[k], 1) != 1 || rdax_reap(q, cqe, 1, 1, 10000) != 1 ||
+		if (rdax_ioq_submit(q, &io[k], 1) != 1 || rdax_ioq_reap(q, cqe, 1, 1, 10000) != 1 ||
 		    cqe[0].res != 0) {
 			BAD("%s: %lld", k ? "read past EOF" : "FSYNC", (long long)cqe[0].res);
 			break;
@@ -257,19 +257,19 @@ int main(int argc, char **argv)
 							  .file = f, .buf = (k ? back : big) + i * max,
 							  .len = max, .offset = (uint64_t)i * max,
 							  .user_data = i };
-			n = rdax_submit(q, io, m);
+			n = rdax_ioq_submit(q, io, m);
 			if (n != (int)m) {
 				BAD("submit of %u %s of %zu bytes took %d: %s", m, k ? "reads" : "writes",
-				    max, n, rdax_errmsg(c));
+				    max, n, rdax_conn_errmsg(c));
 				break;
 			}
 			rdax_conn_stats(c, &st);
 			if (st.credits > 65535)
 				BAD("%u credits held with %u requests queued", st.credits, m);
 			for (done = 0; done < m; done += (unsigned int)n) {
-				n = rdax_reap(q, cqe, 64, 1, 20000);
+				n = rdax_ioq_reap(q, cqe, 1, 64, 20000);
 				if (n <= 0) {
-					BAD("reap of the largest requests: %d: %s", n, rdax_errmsg(c));
+					BAD("reap of the largest requests: %d: %s", n, rdax_conn_errmsg(c));
 					break;
 				}
 				for (i = 0; i < (unsigned int)n; i++)

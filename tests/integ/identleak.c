@@ -50,7 +50,7 @@ static void bad(struct worker *w, const char *what, int ret, struct rdax_conn *c
 	w->failures++;
 	if (w->failures <= 5)
 		printf("FAIL: %s thread %d: %s: %d (%s)\n", w->u->name, w->id, what, ret,
-		       c ? rdax_errmsg(c) : "");
+		       c ? rdax_conn_errmsg(c) : "");
 }
 
 static int expect_refused(struct worker *w, struct rdax_tree *t, struct rdax_conn *c,

@@ -145,7 +145,7 @@ static long one_round(const struct rdax_url *u, struct rdax_conn *ca, const char
 		if (poll(p, 2, 100) < 0)
 			break;
 		if ((p[1].revents & POLLIN) && rdax_conn_service(ca)) {
-			BAD("rdax_conn_service: %s", rdax_errmsg(ca));
+			BAD("rdax_conn_service: %s", rdax_conn_errmsg(ca));
 			break;
 		}
 		if (p[0].revents & POLLIN)
@@ -220,13 +220,13 @@ int main(int argc, char **argv)
 		u.port = 445;
 	rdax_cfg_set_leases(cfg, true);
 	if (connect_to(cfg, &u, &ca, &ta)) {
-		printf("FAIL: client A: %s\n", rdax_errmsg(NULL));
+		printf("FAIL: client A: %s\n", rdax_conn_errmsg(NULL));
 		return 1;
 	}
 	rdax_cfg_delete(&cfg);
 	snprintf(a, sizeof(a), "%s%sidle-%d", u.path, u.path[0] ? "/" : "", (int)getpid());
 	if (rdax_open(ta, a, O_CREAT | O_RDWR, &f) || rdax_pwrite(f, "idle", 4, 0) != 4) {
-		printf("FAIL: A creates %s: %s\n", a, rdax_errmsg(ca));
+		printf("FAIL: A creates %s: %s\n", a, rdax_conn_errmsg(ca));
 		return 1;
 	}
 	rdax_conn_stats(ca, &s);
@@ -242,7 +242,7 @@ int main(int argc, char **argv)
 
 	/* a second open under the same lease takes handle caching back */
 	if (rdax_open(ta, a, O_RDONLY, &f2))
-		BAD("A opens %s again: %s", a, rdax_errmsg(ca));
+		BAD("A opens %s again: %s", a, rdax_conn_errmsg(ca));
 	ms = one_round(&u, ca, a, 0);
 	if (ms >= 0 && ms < 1000)
 		OK("with A serving from the start, B was answered in %ld ms", ms);
@@ -254,12 +254,16 @@ int main(int argc, char **argv)
 		OK("A counted %llu breaks", (unsigned long long)s.breaks);
 	else
 		BAD("A counted %llu breaks, 2 expected", (unsigned long long)s.breaks);
-	if (f2 && rdax_close(&f2))
-		BAD("A closes its second handle: %s", rdax_errmsg(ca));
-	if (rdax_close(&f))
-		BAD("A closes %s: %s", a, rdax_errmsg(ca));
+	if (f2) {
+		rdax_close(&f2);
+		if (*rdax_conn_errmsg(ca))
+			BAD("A closes its second handle: %s", rdax_conn_errmsg(ca));
+	}
+	rdax_close(&f);
+	if (*rdax_conn_errmsg(ca))
+		BAD("A closes %s: %s", a, rdax_conn_errmsg(ca));
 	if (rdax_unlink(ta, a))
-		BAD("A removes %s: %s", a, rdax_errmsg(ca));
+		BAD("A removes %s: %s", a, rdax_conn_errmsg(ca));
 	rdax_tree_disconnect(&ta);
 	rdax_disconnect(&ca);
 	return nfail ? 1 : 0;

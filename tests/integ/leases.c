@@ -85,7 +85,8 @@ static int write_at(struct rdax_tree *t, const char *path, uint64_t off, size_t 
 		rdax_close(&f);
 		return -1;
 	}
-	return rdax_close(&f);
+	rdax_close(&f);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -127,12 +128,12 @@ int main(int argc, char **argv)
 	repeat = strtoul(argv[a + 1], NULL, 10);
 	rdax_cfg_set_leases(cfg, leases);
 	if (rdax_connect(&ca, u.host, u.port, cfg) || rdax_tree_connect(ca, u.share, &ta)) {
-		BAD("client A: %s", rdax_errmsg(NULL));
+		BAD("client A: %s", rdax_conn_errmsg(NULL));
 		return 1;
 	}
 	/* B is another client; its leases do not matter here */
 	if (rdax_connect(&cb, u.host, u.port, cfg) || rdax_tree_connect(cb, u.share, &tb)) {
-		BAD("client B: %s", rdax_errmsg(NULL));
+		BAD("client B: %s", rdax_conn_errmsg(NULL));
 		return 1;
 	}
 	rdax_cfg_delete(&cfg);
@@ -140,7 +141,7 @@ int main(int argc, char **argv)
 	snprintf(gone, sizeof(gone), "%s/lease-%ld.g", u.path, (long)getpid());
 
 	if (write_at(tb, path, 0, 100, O_CREAT | O_TRUNC))
-		BAD("B creates %s with 100 bytes: %s", path, rdax_errmsg(cb));
+		BAD("B creates %s with 100 bytes: %s", path, rdax_conn_errmsg(cb));
 
 	/* the first stat goes to the wire; the repeated ones only without a lease */
 	hold("first", "go1");
@@ -149,7 +150,7 @@ int main(int argc, char **argv)
 	s1 = stats(ca);
 	if (ret || st.size != 100)
 		BAD("A's first stat: %d, size %llu: %s", ret, (unsigned long long)st.size,
-		    rdax_errmsg(ca));
+		    rdax_conn_errmsg(ca));
 	else if (s1.round_trips - s0.round_trips != 1)
 		BAD("A's first stat took %llu round trips",
 		    (unsigned long long)(s1.round_trips - s0.round_trips));
@@ -179,7 +180,7 @@ int main(int argc, char **argv)
 	/* another client writes: A's lease breaks, A sees the new size */
 	s0 = stats(ca);
 	if (write_at(tb, path, 100, 4000, 0))
-		BAD("B writes 4000 bytes at 100: %s", rdax_errmsg(cb));
+		BAD("B writes 4000 bytes at 100: %s", rdax_conn_errmsg(cb));
 	/* the break is on its way to A before B's WRITE is answered; let it land */
 	sleep_ms(200);
 	ret = rdax_stat(ta, path, &st);
@@ -206,13 +207,13 @@ int main(int argc, char **argv)
 
 	/* A's own write, on the same lease key: no break, A knows by itself */
 	if (rdax_open(ta, path, O_RDWR, &f)) {
-		BAD("A opens %s: %s", path, rdax_errmsg(ca));
+		BAD("A opens %s: %s", path, rdax_conn_errmsg(ca));
 	} else {
 		char buf[100];
 
 		memset(buf, 'y', sizeof(buf));
 		if (rdax_pwrite(f, buf, sizeof(buf), 4100) != (ssize_t)sizeof(buf))
-			BAD("A writes: %s", rdax_errmsg(ca));
+			BAD("A writes: %s", rdax_conn_errmsg(ca));
 		ret = rdax_stat(ta, path, &st);
 		if (ret || st.size != 4200)
 			BAD("A's stat after its own write: %d, size %llu (4200 expected)", ret,
@@ -230,13 +231,14 @@ int main(int argc, char **argv)
 		else
 			OK("A's fstats: size 4200, %llu round trips",
 			   (unsigned long long)(s1.round_trips - s0.round_trips));
-		if (rdax_close(&f))
-			BAD("A closes: %s", rdax_errmsg(ca));
+		rdax_close(&f);
+		if (*rdax_conn_errmsg(ca))
+			BAD("A closes: %s", rdax_conn_errmsg(ca));
 	}
 
 	/* A renames and removes what it keeps open: B sees both */
 	if (rdax_rename(ta, path, gone, 0))
-		BAD("A renames %s: %s", path, rdax_errmsg(ca));
+		BAD("A renames %s: %s", path, rdax_conn_errmsg(ca));
 	else if (rdax_stat(tb, path, &st) != -ENOENT || rdax_stat(tb, gone, &st) ||
 		 st.size != 4200)
 		BAD("B does not see A's rename");
@@ -249,7 +251,7 @@ int main(int argc, char **argv)
 	 */
 	ret = rdax_unlink(ta, gone);
 	if (ret)
-		BAD("A unlinks %s: %s", gone, rdax_errmsg(ca));
+		BAD("A unlinks %s: %s", gone, rdax_conn_errmsg(ca));
 	else if (rdax_stat(ta, gone, &st) != -ENOENT)
 		BAD("A still sees %s after its unlink", gone);
 	else
@@ -258,7 +260,7 @@ int main(int argc, char **argv)
 	ret = rdax_stat(tb, gone, &st);
 	if (ret != -ENOENT)
 		BAD("B still sees %s a second after A's unlink: %d: %s", gone, ret,
-		    rdax_errmsg(cb));
+		    rdax_conn_errmsg(cb));
 	else
 		OK("... and for B a second later");
 	s1 = stats(ca);
@@ -266,8 +268,12 @@ int main(int argc, char **argv)
 	       (unsigned long long)s1.round_trips, (unsigned long long)s1.requests,
 	       (unsigned long long)s1.cache_hits, (unsigned long long)s1.breaks, s1.leases,
 	       s1.cached_handles);
-	if (rdax_tree_disconnect(&tb) || rdax_tree_disconnect(&ta))
-		BAD("tree disconnect: %s", rdax_errmsg(ca));
+	rdax_tree_disconnect(&tb);
+	if (*rdax_conn_errmsg(cb))
+		BAD("tree disconnect: %s", rdax_conn_errmsg(cb));
+	rdax_tree_disconnect(&ta);
+	if (*rdax_conn_errmsg(ca))
+		BAD("tree disconnect: %s", rdax_conn_errmsg(ca));
 	rdax_disconnect(&cb);
 	rdax_disconnect(&ca);
 	printf("%d failure(s)\n", nfail);

@@ -5,7 +5,11 @@
  * failure and a new call never reports an older one; the errno of an
  * over-long rename target and of a host name that does not resolve; the
  * request timeout's valid values; and a server that dies under a writer
- * gives that writer an error, not SIGPIPE.
+ * gives that writer an error, not SIGPIPE. The rules of the 1.0 API:
+ * nonzero flags and reserved fields refused with -EINVAL, reap's min
+ * before max, reserved output fields zeroed, a request naming its
+ * registered buffer, the thread's own rdax_errormsg, and a library that
+ * writes nothing to stderr without a log callback.
  *
  * usage: libapi URL REFUSED_PORT RDAXD_PID
  *   URL: a guest share on rdaxd; REFUSED_PORT: a port nobody listens on.
@@ -13,10 +17,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rdax.h"
@@ -47,35 +53,216 @@ static void connect_messages(unsigned int refused_port)
 	/* an earlier failure with a message of its own */
 	guest_cfg(&cfg);
 	ret = rdax_connect(&c, url.host, refused_port, cfg);
-	EXPECT(ret == -ECONNREFUSED && strstr(rdax_errmsg(NULL), "refused"),
-	       "connect to a closed port: %d, '%s'", ret, rdax_errmsg(NULL));
+	EXPECT(ret == -ECONNREFUSED && strstr(rdax_conn_errmsg(NULL), "refused"),
+	       "connect to a closed port: %d, '%s'", ret, rdax_conn_errmsg(NULL));
 	rdax_cfg_delete(&cfg);
 
 	/* missing credentials: its own message, not the older one */
 	rdax_cfg_new(&cfg);
 	ret = rdax_connect(&c, url.host, url.port, cfg);
-	EXPECT(ret == -EINVAL && *rdax_errmsg(NULL) && !strstr(rdax_errmsg(NULL), "refused") &&
-	       strstr(rdax_errmsg(NULL), "user"),
-	       "connect without a user: %d, '%s'", ret, rdax_errmsg(NULL));
+	EXPECT(ret == -EINVAL && *rdax_conn_errmsg(NULL) && !strstr(rdax_conn_errmsg(NULL), "refused") &&
+	       strstr(rdax_conn_errmsg(NULL), "user"),
+	       "connect without a user: %d, '%s'", ret, rdax_conn_errmsg(NULL));
 	rdax_cfg_set_credentials(cfg, "alice", NULL);
 	ret = rdax_connect(&c, url.host, url.port, cfg);
-	EXPECT(ret == -EINVAL && strstr(rdax_errmsg(NULL), "password"),
-	       "connect without a password: %d, '%s'", ret, rdax_errmsg(NULL));
+	EXPECT(ret == -EINVAL && strstr(rdax_conn_errmsg(NULL), "password"),
+	       "connect without a password: %d, '%s'", ret, rdax_conn_errmsg(NULL));
 	rdax_cfg_delete(&cfg);
 
 	/* a host name that does not resolve: said so, with the resolver's words */
 	guest_cfg(&cfg);
 	ret = rdax_connect(&c, "nosuch.invalid", url.port, cfg);
 	EXPECT(ret == -ENXIO &&
-	       strstr(rdax_errmsg(NULL), "cannot resolve host nosuch.invalid: "),
-	       "unknown host: %d (%s), '%s'", ret, strerror(-ret), rdax_errmsg(NULL));
+	       strstr(rdax_conn_errmsg(NULL), "cannot resolve host nosuch.invalid: "),
+	       "unknown host: %d (%s), '%s'", ret, strerror(-ret), rdax_conn_errmsg(NULL));
 
 	/* success clears what the failures left */
 	ret = rdax_connect(&c, url.host, url.port, cfg);
-	EXPECT(!ret && !*rdax_errmsg(NULL) && !rdax_last_status(NULL),
-	       "a connect that works leaves no message: %d, '%s'", ret, rdax_errmsg(NULL));
+	EXPECT(!ret && !*rdax_conn_errmsg(NULL) && !rdax_conn_last_status(NULL),
+	       "a connect that works leaves no message: %d, '%s'", ret, rdax_conn_errmsg(NULL));
 	rdax_cfg_delete(&cfg);
 	rdax_disconnect(&c);
+}
+
+/* Every reserved field the library filled is zero. */
+static bool zeroed(const uint64_t *r, size_t n)
+{
+	while (n--)
+		if (r[n])
+			return false;
+	return true;
+}
+
+#define ZEROED(a) zeroed(a, sizeof(a) / sizeof((a)[0]))
+
+static void *other_thread(void *arg)
+{
+	struct rdax_url u;
+
+	*(int *)arg = rdax_url_parse("http://elsewhere/", &u);
+	return NULL;
+}
+
+/* Calls without a connection: the message is the thread's own. */
+static void thread_messages(void)
+{
+	struct rdax_cfg *cfg;
+	struct rdax_url u;
+	pthread_t th;
+	int ret, other = 0;
+
+	rdax_cfg_new(&cfg);
+	ret = rdax_cfg_set_timeout(cfg, 0);
+	EXPECT(ret == -EINVAL && strstr(rdax_errormsg(), "rdax_cfg_set_timeout"),
+	       "rdax_cfg_set_timeout(0): %d, rdax_errormsg '%s'", ret, rdax_errormsg());
+	EXPECT(!strcmp(rdax_conn_errmsg(NULL), rdax_errormsg()),
+	       "rdax_conn_errmsg(NULL) is rdax_errormsg()");
+	pthread_create(&th, NULL, other_thread, &other);
+	pthread_join(th, NULL);
+	EXPECT(other == -EINVAL && strstr(rdax_errormsg(), "rdax_cfg_set_timeout"),
+	       "another thread's failure (%d) leaves this thread's message: '%s'", other,
+	       rdax_errormsg());
+	ret = rdax_cfg_set_channels(cfg, 99);
+	EXPECT(ret == -EINVAL && strstr(rdax_errormsg(), "99"),
+	       "rdax_cfg_set_channels(99): %d, '%s'", ret, rdax_errormsg());
+	ret = rdax_url_parse("smb://host:99999/s", &u);
+	EXPECT(ret == -EINVAL && strstr(rdax_errormsg(), "host:99999"),
+	       "rdax_url_parse of a bad port: %d, '%s'", ret, rdax_errormsg());
+	ret = rdax_cfg_set_timeout(cfg, 1000);
+	EXPECT(!ret && !*rdax_errormsg(), "a call that works clears it: '%s'", rdax_errormsg());
+	EXPECT(rdax_cfg_set_mr_cache(cfg, 0) == 0 && rdax_cfg_set_mr_cache(cfg, 64 << 20) == 0,
+	       "rdax_cfg_set_mr_cache takes 0 (off) and 64 MiB");
+	memset(&u, 0xff, sizeof(u));
+	ret = rdax_url_parse("smb://h/s/p", &u);
+	EXPECT(!ret && ZEROED(u.reserved), "rdax_url_parse zeroes rdax_url.reserved");
+	rdax_cfg_delete(&cfg);
+}
+
+static void count_notice(void *arg, const char *msg)
+{
+	(*(int *)arg)++;
+}
+
+/*
+ * Without a log callback nothing reaches stderr: a refused connect, and
+ * a guest connect asking for 2 channels (the notice that a guest binds
+ * none goes to the callback when there is one).
+ */
+static void silence(unsigned int refused_port)
+{
+	char path[] = "/tmp/libapi-stderr.XXXXXX";
+	struct rdax_conn *c = NULL;
+	struct rdax_cfg *cfg;
+	int fd, saved, notices = 0;
+	struct stat st;
+
+	fd = mkstemp(path);
+	saved = dup(2);
+	if (fd < 0 || saved < 0) {
+		BAD("silence: no temporary file");
+		return;
+	}
+	fflush(stderr);
+	dup2(fd, 2);
+	guest_cfg(&cfg);
+	rdax_connect(&c, url.host, refused_port, cfg);
+	rdax_cfg_set_channels(cfg, 2);
+	if (!rdax_connect(&c, url.host, url.port, cfg))
+		rdax_disconnect(&c);
+	rdax_cfg_set_log(cfg, count_notice, &notices);
+	if (!rdax_connect(&c, url.host, url.port, cfg))
+		rdax_disconnect(&c);
+	rdax_cfg_delete(&cfg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	EXPECT(!fstat(fd, &st) && st.st_size == 0,
+	       "a failing connect and a channel notice without a callback write nothing to stderr (%lld bytes)",
+	       (long long)st.st_size);
+	EXPECT(notices > 0, "with a callback the notice arrives there (%d)", notices);
+	close(fd);
+	unlink(path);
+}
+
+/* The 1.0 rules of the queue: flags, reserved fields, min and max, rdax_io.reg. */
+static void ioq_rules(struct rdax_conn *c, struct rdax_tree *t)
+{
+	static char data[8192], back[8192];
+	struct rdax_buf *reg = NULL, *other = NULL;
+	struct rdax_cqe cqe[4];
+	struct rdax_ioq *q;
+	struct rdax_file *f;
+	struct rdax_io io;
+	struct rdax_stat st;
+	struct rdax_conn_info ci;
+	struct rdax_channel_info chi;
+	struct rdax_stats sts;
+	int ret;
+
+	if (rdax_open(t, "ioq.bin", O_RDWR | O_CREAT, &f) || rdax_ioq_new(c, 4, &q)) {
+		BAD("ioq rules: open and queue: %s", rdax_conn_errmsg(c));
+		return;
+	}
+	memset(data, 'd', sizeof(data));
+	io = (struct rdax_io){ .opcode = RDAX_OP_WRITE, .file = f, .buf = data,
+			       .len = sizeof(data), .user_data = 7 };
+	io.flags = 1;
+	ret = rdax_ioq_submit(q, &io, 1);
+	EXPECT(ret == -EINVAL && rdax_ioq_inflight(q) == 0 && strstr(rdax_conn_errmsg(c), "flags"),
+	       "a request with flags 1: %d, none taken, '%s'", ret, rdax_conn_errmsg(c));
+	io.flags = 0;
+	io.reserved[3] = 1;
+	ret = rdax_ioq_submit(q, &io, 1);
+	EXPECT(ret == -EINVAL && rdax_ioq_inflight(q) == 0 && strstr(rdax_conn_errmsg(c), "reserved"),
+	       "a request with reserved[3] set: %d, none taken, '%s'", ret, rdax_conn_errmsg(c));
+	io.reserved[3] = 0;
+	ret = rdax_ioq_reap(q, cqe, 2, 1, 0);
+	EXPECT(ret == -EINVAL, "rdax_ioq_reap with min 2 > max 1: %d", ret);
+
+	/* a registered buffer named by the request (TCP: registration is a no-op) */
+	ret = rdax_buf_reg(c, data, sizeof(data), &reg);
+	if (!ret)
+		ret = rdax_buf_reg(c, back, sizeof(back) / 2, &other);
+	EXPECT(!ret, "rdax_buf_reg: %s", ret ? rdax_conn_errmsg(c) : "ok");
+	io.reg = other;
+	ret = rdax_ioq_submit(q, &io, 1);
+	EXPECT(ret == -EINVAL && rdax_ioq_inflight(q) == 0,
+	       "a request naming a registered buffer that does not hold it: %d, '%s'", ret,
+	       rdax_conn_errmsg(c));
+	io.reg = reg;
+	ret = rdax_ioq_submit(q, &io, 1);
+	if (ret == 1)
+		ret = rdax_ioq_reap(q, cqe, 1, 4, 10000);
+	EXPECT(ret == 1 && cqe[0].user_data == 7 && cqe[0].res == (int64_t)sizeof(data) &&
+	       !cqe[0].flags && ZEROED(cqe[0].reserved),
+	       "a write naming its registered buffer: %d, res %lld", ret, (long long)cqe[0].res);
+	io = (struct rdax_io){ .opcode = RDAX_OP_READ, .file = f, .buf = back,
+			       .len = sizeof(back), .user_data = 8 };
+	ret = rdax_ioq_submit(q, &io, 1);
+	if (ret == 1)
+		ret = rdax_ioq_reap(q, cqe, 1, 1, 10000);
+	EXPECT(ret == 1 && cqe[0].res == (int64_t)sizeof(back) && !memcmp(back, data, sizeof(back)),
+	       "read back by address (reg NULL): %d, res %lld", ret, (long long)cqe[0].res);
+	rdax_buf_dereg(&reg);
+	rdax_buf_dereg(&other);
+	rdax_buf_dereg(&other);
+	EXPECT(!reg && !other, "rdax_buf_dereg sets the handle to NULL and takes NULL");
+	rdax_ioq_delete(&q);
+
+	/* reserved output fields come back zero */
+	memset(&st, 0xff, sizeof(st));
+	ret = rdax_fstat(f, &st);
+	EXPECT(!ret && ZEROED(st.reserved), "rdax_fstat zeroes rdax_stat.reserved");
+	memset(&ci, 0xff, sizeof(ci));
+	memset(&chi, 0xff, sizeof(chi));
+	memset(&sts, 0xff, sizeof(sts));
+	EXPECT(!rdax_conn_info(c, &ci) && ZEROED(ci.reserved) &&
+	       !rdax_conn_channel_info(c, 0, &chi) && ZEROED(chi.reserved) &&
+	       !rdax_conn_stats(c, &sts) && ZEROED(sts.reserved),
+	       "rdax_conn_info, rdax_conn_channel_info and rdax_conn_stats zero their reserved fields");
+	rdax_close(&f);
+	EXPECT(!f && !*rdax_conn_errmsg(c), "rdax_close: handle NULL, no message");
+	rdax_close(&f);
 }
 
 static void timeouts(void)
@@ -97,7 +284,7 @@ static void timeouts(void)
 	if (!ret)
 		ret = rdax_stat(t, "", &st);
 	EXPECT(!ret, "with no timeout, connect, tree connect and stat work: %s",
-	       ret ? (c ? rdax_errmsg(c) : rdax_errmsg(NULL)) : "ok");
+	       ret ? (c ? rdax_conn_errmsg(c) : rdax_conn_errmsg(NULL)) : "ok");
 	rdax_tree_disconnect(&t);
 	rdax_disconnect(&c);
 	rdax_cfg_delete(&cfg);
@@ -113,19 +300,19 @@ static void call_messages(struct rdax_conn *c, struct rdax_tree *t)
 
 	/* a failure, then a call that works: no message, no status */
 	ret = rdax_stat(t, "no-such-file", &st);
-	EXPECT(ret == -ENOENT && strstr(rdax_errmsg(c), "no-such-file") && rdax_last_status(c),
-	       "stat of a missing file: %d, '%s'", ret, rdax_errmsg(c));
+	EXPECT(ret == -ENOENT && strstr(rdax_conn_errmsg(c), "no-such-file") && rdax_conn_last_status(c),
+	       "stat of a missing file: %d, '%s'", ret, rdax_conn_errmsg(c));
 	ret = rdax_stat(t, "", &st);
-	EXPECT(!ret && !*rdax_errmsg(c) && !rdax_last_status(c),
+	EXPECT(!ret && !*rdax_conn_errmsg(c) && !rdax_conn_last_status(c),
 	       "the next call that works leaves no message: '%s', status 0x%08x",
-	       rdax_errmsg(c), rdax_last_status(c));
+	       rdax_conn_errmsg(c), rdax_conn_last_status(c));
 
 	/* failures that were silent */
 	rdax_stat(t, "no-such-file", &st);
 	ret = rdax_ioq_new(c, 0, &q);
-	EXPECT(ret == -EINVAL && *rdax_errmsg(c) && !strstr(rdax_errmsg(c), "no-such-file") &&
-	       !rdax_last_status(c),
-	       "rdax_ioq_new(depth 0): %d, its own message '%s'", ret, rdax_errmsg(c));
+	EXPECT(ret == -EINVAL && *rdax_conn_errmsg(c) && !strstr(rdax_conn_errmsg(c), "no-such-file") &&
+	       !rdax_conn_last_status(c),
+	       "rdax_ioq_new(depth 0): %d, its own message '%s'", ret, rdax_conn_errmsg(c));
 
 	/* an over-long rename target: ENAMETOOLONG, as for every other path */
 	if (!rdax_open(t, "short.txt", O_WRONLY | O_CREAT, &f))
@@ -133,8 +320,8 @@ static void call_messages(struct rdax_conn *c, struct rdax_tree *t)
 	memset(longname, 'n', 3000);
 	longname[3000] = 0;
 	ret = rdax_rename(t, "short.txt", longname, 0);
-	EXPECT(ret == -ENAMETOOLONG && *rdax_errmsg(c),
-	       "rename to a 3000-byte name: %d (%s), '%s'", ret, strerror(-ret), rdax_errmsg(c));
+	EXPECT(ret == -ENAMETOOLONG && *rdax_conn_errmsg(c),
+	       "rename to a 3000-byte name: %d (%s), '%s'", ret, strerror(-ret), rdax_conn_errmsg(c));
 	ret = rdax_stat(t, longname, &st);
 	EXPECT(ret == -ENAMETOOLONG, "stat of a 3000-byte name: %d (%s)", ret, strerror(-ret));
 	free(longname);
@@ -145,7 +332,7 @@ static void call_messages(struct rdax_conn *c, struct rdax_tree *t)
 		ret = rdax_touch(t, "d1//f1");
 	if (!ret)
 		ret = rdax_stat(t, "d1/f1", &st);
-	EXPECT(!ret, "a path with '//' names the same file: %s", ret ? rdax_errmsg(c) : "ok");
+	EXPECT(!ret, "a path with '//' names the same file: %s", ret ? rdax_conn_errmsg(c) : "ok");
 }
 
 /* The server dies under a writer: errors, no SIGPIPE (default disposition). */
@@ -159,7 +346,7 @@ static void no_sigpipe(struct rdax_conn *c, struct rdax_tree *t, pid_t server)
 
 	signal(SIGPIPE, SIG_DFL);
 	if (!buf || rdax_open(t, "pipe.bin", O_WRONLY | O_CREAT, &f)) {
-		BAD("open pipe.bin: %s", rdax_errmsg(c));
+		BAD("open pipe.bin: %s", rdax_conn_errmsg(c));
 		return;
 	}
 	kill(server, SIGKILL);
@@ -171,7 +358,7 @@ static void no_sigpipe(struct rdax_conn *c, struct rdax_tree *t, pid_t server)
 	}
 	EXPECT(n == -EPIPE || n == -ECONNRESET || n == -ENOTCONN,
 	       "writes after the server was killed fail with %zd (%s): '%s'",
-	       n, n < 0 ? strerror((int)-n) : "no error", rdax_errmsg(c));
+	       n, n < 0 ? strerror((int)-n) : "no error", rdax_conn_errmsg(c));
 	free(buf);
 	rdax_close(&f);
 }
@@ -187,17 +374,20 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	connect_messages((unsigned int)atoi(argv[2]));
+	thread_messages();
+	silence((unsigned int)atoi(argv[2]));
 	timeouts();
 	guest_cfg(&cfg);
 	/* the dead server: reconnect attempts end with the request timeout */
 	rdax_cfg_set_timeout(cfg, 5000);
 	if (rdax_connect(&c, url.host, url.port, cfg) ||
 	    rdax_tree_connect(c, url.share, &t)) {
-		BAD("connect: %s", c ? rdax_errmsg(c) : rdax_errmsg(NULL));
+		BAD("connect: %s", c ? rdax_conn_errmsg(c) : rdax_conn_errmsg(NULL));
 		return 1;
 	}
 	rdax_cfg_delete(&cfg);
 	call_messages(c, t);
+	ioq_rules(c, t);
 	no_sigpipe(c, t, (pid_t)atoi(argv[3]));
 	rdax_tree_disconnect(&t);
 	rdax_disconnect(&c);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The Debian packages: dpkg-buildpackage -b builds rdaxd, rdax, librdax0,
+# The Debian packages: dpkg-buildpackage -b builds rdaxd, rdax, librdax1,
 # librdax-dev (and fio-rdax when fio's source is in build/fio-src) from a
 # scratch copy of the tree; lintian finds no error in them; they install
 # with dpkg; the installed rdaxd, unit, manual pages, library and
@@ -15,7 +15,7 @@ command -v dpkg-buildpackage >/dev/null 2>&1 || skip "dpkg-buildpackage is missi
 need dh
 need lintian
 need pkg-config
-pkgs="rdaxd rdax librdax0 librdax-dev fio-rdax"
+pkgs="rdaxd rdax librdax1 librdax-dev fio-rdax"
 for p in $pkgs; do
 	s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
 	[ -z "$s" ] || [ "$s" = not-installed ] ||
@@ -47,7 +47,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 rc=$?
 check "dpkg-buildpackage -b -us -uc (rc $rc)" test $rc = 0
 [ $rc = 0 ] || { tail -n 30 "$T/build.log" | sed 's/^/    | /'; finish; }
-want="rdaxd rdax librdax0 librdax-dev"
+want="rdaxd rdax librdax1 librdax-dev"
 [ $with_fio = 0 ] || want="$want fio-rdax"
 debs=""
 for p in $want; do
@@ -127,12 +127,12 @@ check "a program builds with pkg-config's flags" \
 	sh -c "cc -o '$T/v' '$T/v.c' \$(pkg-config --cflags --libs rdax)"
 check_output "... runs" "$(cat "$top/VERSION")" "$T/v"
 # (usrmerge: /lib is /usr/lib)
-check_output "... on the packaged librdax.so.0" "librdax.so.0 => /(usr/)?lib/[a-z0-9_-]+/librdax" \
+check_output "... on the packaged librdax.so.1" "librdax.so.1 => /(usr/)?lib/[a-z0-9_-]+/librdax" \
 	ldd "$T/v"
 if [ $with_fio = 1 ]; then
 	eng=$(dpkg -L fio-rdax | grep '/fio-rdax.so$')
-	check_output "fio-rdax.so finds the packaged librdax.so.0" \
-		"librdax.so.0 => /(usr/)?lib/[a-z0-9_-]+/librdax" ldd "$eng"
+	check_output "fio-rdax.so finds the packaged librdax.so.1" \
+		"librdax.so.1 => /(usr/)?lib/[a-z0-9_-]+/librdax" ldd "$eng"
 fi
 # the installed server and client, end to end
 mkdir -p "$T/share"

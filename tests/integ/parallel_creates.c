@@ -70,6 +70,13 @@ static struct shm *sh;
 static int nclients;
 static unsigned int nfiles, nshared;
 
+/* rdax_close, and whether the server's CLOSE failed (its message on c) */
+static bool close_failed(struct rdax_conn *c, struct rdax_file **f)
+{
+	rdax_close(f);
+	return *rdax_conn_errmsg(c);
+}
+
 /* Record the client's first failure. */
 static void cfail(int id, int err, const char *what, const char *path, const char *why)
 {
@@ -110,12 +117,12 @@ static int connect_tree(const struct rdax_url *u, struct rdax_conn **c, struct r
 		ret = rdax_connect(c, u->host, u->port, cfg);
 	rdax_cfg_delete(&cfg);
 	if (ret) {
-		snprintf(msg, len, "connect: %.220s", rdax_errmsg(NULL));
+		snprintf(msg, len, "connect: %.220s", rdax_conn_errmsg(NULL));
 		return ret;
 	}
 	ret = rdax_tree_connect(*c, u->share, t);
 	if (ret) {
-		snprintf(msg, len, "tree connect %.60s: %.170s", u->share, rdax_errmsg(*c));
+		snprintf(msg, len, "tree connect %.60s: %.170s", u->share, rdax_conn_errmsg(*c));
 		rdax_disconnect(c);
 	}
 	return ret;
@@ -162,14 +169,14 @@ static void client(const struct rdax_url *u, int id)
 		snprintf(path, sizeof(path), "%s/c%03d_f%03u", u->path, id, i);
 		ret = rdax_open(t, path, O_CREAT | O_EXCL | O_RDWR, &f[i]);
 		if (ret)
-			cfail(id, ret, "create", path, rdax_errmsg(c));
+			cfail(id, ret, "create", path, rdax_conn_errmsg(c));
 	}
 	for (i = 0; !sh->cli[id].err && i < nfiles; i++) {
 		nonce[i] = ((uint64_t)mrand48() << 32) ^ (uint64_t)mrand48();
 		make_tag(tag, "own", id, i, nonce[i]);
 		n = rdax_pwrite(f[i], tag, TAG, 0);
 		if (n != TAG)
-			cfail(id, n < 0 ? (int)n : -EIO, "write", "own file", rdax_errmsg(c));
+			cfail(id, n < 0 ? (int)n : -EIO, "write", "own file", rdax_conn_errmsg(c));
 	}
 	for (i = 0; !sh->cli[id].err && i < nfiles; i++) {
 		snprintf(path, sizeof(path), "%s/c%03d_f%03u", u->path, id, i);
@@ -185,7 +192,7 @@ static void client(const struct rdax_url *u, int id)
 		if (!ret)
 			ret = rdax_stat(t, path, &st2);
 		if (ret) {
-			cfail(id, ret, "stat", path, rdax_errmsg(c));
+			cfail(id, ret, "stat", path, rdax_conn_errmsg(c));
 			break;
 		}
 		if (st.ino != st2.ino || st.size != TAG) {
@@ -197,8 +204,8 @@ static void client(const struct rdax_url *u, int id)
 		sh->ino[id][i] = st.ino;
 	}
 	for (i = 0; i < nfiles; i++)
-		if (f && f[i] && rdax_close(&f[i]))
-			cfail(id, -EIO, "close", "own file", rdax_errmsg(c));
+		if (f && f[i] && close_failed(c, &f[i]))
+			cfail(id, -EIO, "close", "own file", rdax_conn_errmsg(c));
 
 	/* B: everybody creates the same names */
 	wait_all();
@@ -212,7 +219,7 @@ static void client(const struct rdax_url *u, int id)
 			continue;
 		}
 		if (ret) {
-			cfail(id, ret, "exclusive create", path, rdax_errmsg(c));
+			cfail(id, ret, "exclusive create", path, rdax_conn_errmsg(c));
 			break;
 		}
 		__atomic_fetch_add(&sh->wins[j], 1, __ATOMIC_SEQ_CST);
@@ -220,9 +227,9 @@ static void client(const struct rdax_url *u, int id)
 		make_tag(tag, "winner", id, j, 0);
 		n = rdax_pwrite(g, tag, TAG, 0);
 		if (n != TAG)
-			cfail(id, n < 0 ? (int)n : -EIO, "write", path, rdax_errmsg(c));
-		if (rdax_close(&g))
-			cfail(id, -EIO, "close", path, rdax_errmsg(c));
+			cfail(id, n < 0 ? (int)n : -EIO, "write", path, rdax_conn_errmsg(c));
+		if (close_failed(c, &g))
+			cfail(id, -EIO, "close", path, rdax_conn_errmsg(c));
 	}
 
 	/* C: by path, after everybody is done with B */
@@ -231,7 +238,7 @@ static void client(const struct rdax_url *u, int id)
 		snprintf(path, sizeof(path), "%s/c%03d_f%03u", u->path, id, i);
 		ret = rdax_stat(t, path, &st);
 		if (ret)
-			cfail(id, ret, "stat", path, rdax_errmsg(c));
+			cfail(id, ret, "stat", path, rdax_conn_errmsg(c));
 		else if (st.ino != sh->ino[id][i] || st.size != TAG)
 			cfail(id, -EIO, "", path, "changed after its close");
 	}
@@ -241,7 +248,7 @@ static void client(const struct rdax_url *u, int id)
 		snprintf(path, sizeof(path), "%s/shared_%03u", u->path, j);
 		ret = rdax_open(t, path, O_RDONLY, &g);
 		if (ret) {
-			cfail(id, ret, "open", path, rdax_errmsg(c));
+			cfail(id, ret, "open", path, rdax_conn_errmsg(c));
 			break;
 		}
 		n = rdax_pread(g, got, TAG, 0);
@@ -250,8 +257,8 @@ static void client(const struct rdax_url *u, int id)
 			__atomic_fetch_add(&sh->bad_winner, 1, __ATOMIC_SEQ_CST);
 			cfail(id, -EIO, "", path, "does not hold its winner's tag");
 		}
-		if (rdax_close(&g))
-			cfail(id, -EIO, "close", path, rdax_errmsg(c));
+		if (close_failed(c, &g))
+			cfail(id, -EIO, "close", path, rdax_conn_errmsg(c));
 	}
 
 	/* D: one file, everybody holds it open at once */
@@ -262,17 +269,17 @@ static void client(const struct rdax_url *u, int id)
 		snprintf(path, sizeof(path), "%s/common", u->path);
 		ret = sh->cli[id].err ? -ECANCELED : rdax_open(t, path, O_CREAT | O_RDWR, &g);
 		if (ret && ret != -ECANCELED)
-			cfail(id, ret, "open-if", path, rdax_errmsg(c));
+			cfail(id, ret, "open-if", path, rdax_conn_errmsg(c));
 		make_tag(tag, "common", id, 0, 0);
 		if (g) {
 			n = rdax_pwrite(g, tag, TAG, (uint64_t)id * TAG);
 			if (n != TAG)
 				cfail(id, n < 0 ? (int)n : -EIO, "write", path,
-				      rdax_errmsg(c));
+				      rdax_conn_errmsg(c));
 		}
 		wait_all();	/* all hold it open here */
-		if (g && rdax_close(&g))
-			cfail(id, -EIO, "close", path, rdax_errmsg(c));
+		if (g && close_failed(c, &g))
+			cfail(id, -EIO, "close", path, rdax_conn_errmsg(c));
 	}
 	phase = sh->cli[id].err ? 1 : 0;
 	rdax_tree_disconnect(&t);
@@ -337,7 +344,7 @@ int main(int argc, char **argv)
 		return 99;
 	}
 	if (rdax_mkdir(t, u.path)) {
-		fprintf(stderr, "parallel_creates: mkdir %s: %s\n", u.path, rdax_errmsg(c));
+		fprintf(stderr, "parallel_creates: mkdir %s: %s\n", u.path, rdax_conn_errmsg(c));
 		return 99;
 	}
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -431,7 +438,7 @@ int main(int argc, char **argv)
 	if (!buf)
 		return 99;
 	if (rdax_open(t, path, O_RDONLY, &g)) {
-		printf("FAIL: open %s: %s\n", path, rdax_errmsg(c));
+		printf("FAIL: open %s: %s\n", path, rdax_conn_errmsg(c));
 		nfail++;
 	} else {
 		int bad = 0;

@@ -62,12 +62,12 @@ int main(int argc, char **argv)
 		buf[i] = (uint8_t)(i * 7 + i / 4096);
 	if (rdax_connect(&c, u.host, u.port, cfg) || rdax_tree_connect(c, u.share, &t) ||
 	    rdax_open(t, u.path, O_RDWR | O_CREAT | O_TRUNC, &f)) {
-		BAD("connect and open: %s", rdax_errmsg(NULL));
+		BAD("connect and open: %s", rdax_conn_errmsg(NULL));
 		return 1;
 	}
 	rdax_cfg_delete(&cfg);
 	if (rdax_pwrite(f, buf, MIB, 0) != (ssize_t)MIB)
-		BAD("first write: %s", rdax_errmsg(c));
+		BAD("first write: %s", rdax_conn_errmsg(c));
 
 	/* idle while the connection is cut */
 	snprintf(p, sizeof(p), "%s/idle", argv[a + 1]);
@@ -77,19 +77,20 @@ int main(int argc, char **argv)
 		usleep(50 * 1000);
 
 	if (rdax_pwrite(f, buf + MIB, MIB, MIB) != (ssize_t)MIB)
-		BAD("write after the drop: %s", rdax_errmsg(c));
+		BAD("write after the drop: %s", rdax_conn_errmsg(c));
 	else
 		OK("the write after the drop went through");
 	if (rdax_pread(f, back, 2 * MIB, 0) != (ssize_t)(2 * MIB) || memcmp(buf, back, 2 * MIB))
-		BAD("read back: %s", rdax_errmsg(c));
+		BAD("read back: %s", rdax_conn_errmsg(c));
 	else
 		OK("both MiB read back as written");
 	if (rdax_fstat(f, &sb) || sb.size != 2 * MIB)
-		BAD("fstat: %s, size %llu", rdax_errmsg(c), (unsigned long long)sb.size);
+		BAD("fstat: %s, size %llu", rdax_conn_errmsg(c), (unsigned long long)sb.size);
 	else
 		OK("fstat: 2 MiB");
-	if (rdax_close(&f))
-		BAD("close: %s", rdax_errmsg(c));
+	rdax_close(&f);
+	if (*rdax_conn_errmsg(c))
+		BAD("close: %s", rdax_conn_errmsg(c));
 	rdax_conn_stats(c, &st);
 	printf("reconnects %llu durable_reopens %llu handles_lost %llu\n",
 	       (unsigned long long)st.reconnects, (unsigned long long)st.durable_reopens,

@@ -711,15 +711,15 @@ static void test_zero_window(void)
 	tree.c = c;
 	io.buf = buf;
 	T_EQ(cli_check_credits(c, 1), -EAGAIN);
-	T_ASSERT(strstr(rdax_errmsg(c), "not enough SMB credits") != NULL);
+	T_ASSERT(strstr(rdax_conn_errmsg(c), "not enough SMB credits") != NULL);
 	T_EQ(echo_chain(c, &ch, one, 1, NULL), 0);
 	cli_begin(c);
 	T_EQ(cli_chain_run(c, &ch), -EAGAIN);
-	T_ASSERT(strstr(rdax_errmsg(c), "not enough SMB credits") != NULL);
+	T_ASSERT(strstr(rdax_conn_errmsg(c), "not enough SMB credits") != NULL);
 	T_EQ(rdax_ioq_new(c, 4, &q), 0);
 	if (q) {
-		T_EQ(rdax_submit(q, &io, 1), -EAGAIN);
-		T_ASSERT(strstr(rdax_errmsg(c), "not enough SMB credits") != NULL);
+		T_EQ(rdax_ioq_submit(q, &io, 1), -EAGAIN);
+		T_ASSERT(strstr(rdax_conn_errmsg(c), "not enough SMB credits") != NULL);
 		T_EQ(rdax_ioq_inflight(q), 0);
 		rdax_ioq_delete(&q);
 	}
@@ -734,7 +734,7 @@ static void test_zero_window(void)
 	s->reply = true;
 	T_EQ(echo_chain(c, &ch, one_two, 2, NULL), 0);
 	T_EQ(cli_chain_run(c, &ch), -EAGAIN);
-	T_ASSERT(strstr(rdax_errmsg(c), "2 held, 3 needed") != NULL);
+	T_ASSERT(strstr(rdax_conn_errmsg(c), "2 held, 3 needed") != NULL);
 	T_EQ(s->nreq, 0);
 	T_EQ(echo_chain(c, &ch, pair, 2, NULL), 0);
 	T_EQ(cli_chain_run(c, &ch), 0);
@@ -832,7 +832,7 @@ static void test_never_enough(void)
 	T_EQ(ta.done, 1);
 	T_EQ(tb.done, 1);
 	T_EQ(tb.err, -EAGAIN);
-	T_ASSERT(strstr(rdax_errmsg(c), "not enough SMB credits") != NULL);
+	T_ASSERT(strstr(rdax_conn_errmsg(c), "not enough SMB credits") != NULL);
 	T_EQ(s->nreq, 1);
 	T_EQ(c->chans[0].cr.held, 2);
 	T_EQ(c->chans[0].cr.next_mid, 1);
@@ -892,10 +892,10 @@ static void test_ioq_never_enough(void)
 	T_EQ(rdax_ioq_new(c, 4, &q), 0);
 	if (!q)
 		goto out;
-	T_EQ(rdax_submit(q, io, 2), 2);
+	T_EQ(rdax_ioq_submit(q, io, 2), 2);
 	T_EQ(s->nreq, 1);
 	while (got < 2) {
-		n = rdax_reap(q, cqe, 2, 1, 5000);
+		n = rdax_ioq_reap(q, cqe, 1, 2, 5000);
 		if (n <= 0)
 			break;
 		for (i = 0; i < n; i++)
@@ -1255,9 +1255,9 @@ static void test_rw_no_credits(void)
 	fake_file(s, sizeof(buf));
 	t0 = cli_now_ms();
 	T_EQ(rdax_pread(&file, buf, sizeof(buf), 0), -EAGAIN);
-	T_ASSERT(strstr(rdax_errmsg(c), "not enough SMB credits") != NULL);
+	T_ASSERT(strstr(rdax_conn_errmsg(c), "not enough SMB credits") != NULL);
 	T_EQ(rdax_pwrite(&file, buf, sizeof(buf), 0), -EAGAIN);
-	T_ASSERT(strstr(rdax_errmsg(c), "not enough SMB credits") != NULL);
+	T_ASSERT(strstr(rdax_conn_errmsg(c), "not enough SMB credits") != NULL);
 	T_ASSERT(cli_now_ms() - t0 < 1000);
 	T_EQ(s->nreq, 0);
 	T_ASSERT(!c->broken);
@@ -1384,7 +1384,7 @@ static void test_channels_failover(void)
 	T_EQ(c->channel_seq, 1);
 	T_ASSERT(c->chans[1].dead && !c->broken);
 	T_EQ(c->chans[0].replays, (uint64_t)n1);
-	T_EQ(rdax_errmsg(c)[0], 0);
+	T_EQ(rdax_conn_errmsg(c)[0], 0);
 
 	t_section("the last channel fails: the connection is broken");
 	s0->fail = true;
@@ -1414,12 +1414,12 @@ static int ioq_write_all(struct rdax_conn *c, struct rdax_file *file, uint8_t *b
 		io[i] = (struct rdax_io){ .opcode = RDAX_OP_WRITE, .file = file,
 					  .buf = buf + (size_t)i * 64 * KIB, .len = 64 * KIB,
 					  .offset = (uint64_t)i * 64 * KIB, .user_data = (uint64_t)i };
-	if (rdax_submit(q, io, (unsigned int)nio) != nio) {
+	if (rdax_ioq_submit(q, io, (unsigned int)nio) != nio) {
 		rdax_ioq_delete(&q);
 		return -1;
 	}
 	while (got < nio) {
-		n = rdax_reap(q, cqe, N, 1, 3000);
+		n = rdax_ioq_reap(q, cqe, 1, N, 3000);
 		if (n <= 0)
 			break;
 		for (i = 0; i < n; i++)
@@ -1485,13 +1485,13 @@ static void test_channels_io_failover(void)
 			io[i] = (struct rdax_io){ .opcode = RDAX_OP_WRITE, .file = &file,
 						  .buf = buf + (size_t)i * 64 * KIB, .len = 64 * KIB,
 						  .offset = (uint64_t)i * 64 * KIB };
-		T_EQ(rdax_submit(q, io, 16), 16);
+		T_EQ(rdax_ioq_submit(q, io, 16), 16);
 		n1 = s1->nreq;
 		T_ASSERT(n1 >= 4);
 		fake_kill(s1);
 		errs = 0;
 		while (got < 16) {
-			n = rdax_reap(q, cqe, 16, 1, 3000);
+			n = rdax_ioq_reap(q, cqe, 1, 16, 3000);
 			if (n <= 0)
 				break;
 			for (i = 0; i < n; i++)
@@ -1570,12 +1570,12 @@ static void test_channels_bulk_on_rdma(void)
 			io[i] = (struct rdax_io){ .opcode = RDAX_OP_WRITE, .file = &file,
 						  .buf = buf + (size_t)i * 64 * KIB, .len = 64 * KIB,
 						  .offset = (uint64_t)i * 64 * KIB };
-		T_EQ(rdax_submit(q, io, 8), 8);
+		T_EQ(rdax_ioq_submit(q, io, 8), 8);
 		T_EQ(s1->nreq - before, 8);
 		fake_kill(s1);
 		errs = 0;
 		while (got < 8) {
-			n = rdax_reap(q, cqe, 8, 1, 3000);
+			n = rdax_ioq_reap(q, cqe, 1, 8, 3000);
 			if (n <= 0)
 				break;
 			for (i = 0; i < n; i++)

@@ -244,6 +244,32 @@ static struct ibv_mr *cache_get(struct mr_cache *mc, void *addr, size_t len, int
 
 /* ---- MR cache cases ---- */
 
+/* max_bytes 0 (rdax_cfg_set_mr_cache(cfg, 0)): nothing stays registered */
+static void cache_off(struct rec *r)
+{
+	struct mr_cache *mc = cache_new(r, 0);
+	struct ibv_mr *a, *b;
+
+	a = GET(mc, pg(0) + 100, 200);
+	b = GET(mc, pg(0) + 100, 200);
+	/* while in use it is shared, and stays */
+	T_ASSERT(a == b);
+	T_EQ(r->regs, 1);
+	mr_cache_put(mc, a);
+	T_EQ(r->nderegs, 0);
+	mr_cache_put(mc, b);
+	/* the last put deregisters it */
+	T_EQ(r->nderegs, 1);
+	T_EQ(r->nlive, 0);
+	T_SAME(mc, r);
+	a = GET(mc, pg(0) + 100, 200);
+	T_EQ(r->regs, 2);
+	mr_cache_put(mc, a);
+	T_EQ(r->nlive, 0);
+	T_STATS(mc, 1, 2, 0, 0, 0);
+	mr_cache_free(&mc);
+}
+
 static void cache_hit_miss(struct rec *r)
 {
 	struct mr_cache *mc = cache_new(r, 1 << 20);
@@ -1091,6 +1117,7 @@ static const struct {
 	void (*fn)(struct rec *r);
 } cases[] = {
 	{ "MR cache: hits and misses", cache_hit_miss },
+	{ "MR cache: off (0 bytes)", cache_off },
 	{ "MR cache: adjacent, straddling, extending", cache_ranges },
 	{ "MR cache: a long entry behind short ones", cache_scan },
 	{ "MR cache: LRU eviction", cache_lru },
