@@ -174,18 +174,21 @@ out_close:
 
 int rdax_cfg_set_guest(struct rdax_cfg *cfg, bool guest)
 {
+	cli_thread_begin();
 	cfg->guest = guest;
 	return 0;
 }
 
 int rdax_cfg_set_signing(struct rdax_cfg *cfg, bool required)
 {
+	cli_thread_begin();
 	cfg->sign_required = required;
 	return 0;
 }
 
 int rdax_cfg_set_encryption(struct rdax_cfg *cfg, bool required)
 {
+	cli_thread_begin();
 	cfg->encrypt_required = required;
 	return 0;
 }
@@ -213,12 +216,14 @@ int rdax_cfg_set_timeout(struct rdax_cfg *cfg, int ms)
 
 int rdax_cfg_set_rdma_threshold(struct rdax_cfg *cfg, uint32_t bytes)
 {
+	cli_thread_begin();
 	cfg->rdma_threshold = bytes;
 	return 0;
 }
 
 int rdax_cfg_set_mr_cache(struct rdax_cfg *cfg, size_t bytes)
 {
+	cli_thread_begin();
 	cfg->mr_cache_bytes = bytes;
 	return 0;
 }
@@ -234,18 +239,21 @@ int rdax_cfg_set_channels(struct rdax_cfg *cfg, unsigned int n)
 
 int rdax_cfg_set_rdma_channels(struct rdax_cfg *cfg, bool on)
 {
+	cli_thread_begin();
 	cfg->rdma_channels = on ? 1 : 0;
 	return 0;
 }
 
 int rdax_cfg_set_leases(struct rdax_cfg *cfg, bool on)
 {
+	cli_thread_begin();
 	cfg->leases = on;
 	return 0;
 }
 
 int rdax_cfg_set_durable(struct rdax_cfg *cfg, bool on)
 {
+	cli_thread_begin();
 	cfg->durable = on;
 	return 0;
 }
@@ -253,6 +261,7 @@ int rdax_cfg_set_durable(struct rdax_cfg *cfg, bool on)
 int rdax_cfg_set_log(struct rdax_cfg *cfg, void (*fn)(void *arg, const char *msg),
 		     void *arg)
 {
+	cli_thread_begin();
 	cfg->log = fn;
 	cfg->log_arg = arg;
 	return 0;

@@ -600,6 +600,10 @@ int rdax_touch(struct rdax_tree *t, const char *path)
 
 static int file_close(struct rdax_file *f);
 
+/* what rdax_open takes (O_CLOEXEC and O_LARGEFILE change nothing) */
+#define OPEN_FLAGS (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_DIRECTORY | O_SYNC | \
+		    O_CLOEXEC | O_LARGEFILE)
+
 int rdax_open(struct rdax_tree *t, const char *path, int flags,
 	      struct rdax_file **out)
 {
@@ -637,6 +641,11 @@ int rdax_open(struct rdax_tree *t, const char *path, int flags,
 	if (flags & O_SYNC)
 		a.options |= FILE_WRITE_THROUGH;
 	cli_begin(t->c);
+	if (flags & ~OPEN_FLAGS)
+		return cli_err(t->c, -EINVAL, "open %s: unknown flags 0%o", path,
+			       (unsigned int)(flags & ~OPEN_FLAGS));
+	if (acc == O_ACCMODE)
+		return cli_err(t->c, -EINVAL, "open %s: access mode 3", path);
 	/* the path's lease key: the handles a stat keeps share the lease */
 	if (cli_lease_ok(t, flags & O_DIRECTORY) && !t->no_lease)
 		l = cli_lease_get(t, path);

@@ -7,7 +7,7 @@
  *   - rdax_ioq_delete gives up after the request timeout when answers
  *     stop coming on an open connection
  *   - with the server gone, every request is reported exactly once:
- *     refused by rdax_submit, or completed with an error, never both
+ *     refused by rdax_ioq_submit, or completed with an error, never both
  *
  * usage: async_faults [--only trickle|stall|once] RELAY_URL RELAY_PID DIRECT_URL RDAXD_PID
  *   (guest logon; the server is killed by the last case, "once")
@@ -230,9 +230,9 @@ static void reported_once(const char *url, pid_t server, uint8_t *buf)
 	n = nfail;
 	for (k = 0; k < NREQ; k++) {
 		if (refused[k] && seen[k])
-			BAD("request %d: refused by rdax_submit and completed %d time(s) too", k, seen[k]);
+			BAD("request %d: refused by rdax_ioq_submit and completed %d time(s) too", k, seen[k]);
 		else if (!refused[k] && seen[k] != 1)
-			BAD("request %d: taken by rdax_submit, completed %d times", k, seen[k]);
+			BAD("request %d: taken by rdax_ioq_submit, completed %d times", k, seen[k]);
 	}
 	if (!errors)
 		BAD("no request failed after the server was killed");

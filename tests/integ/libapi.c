@@ -191,7 +191,7 @@ static void ioq_rules(struct rdax_conn *c, struct rdax_tree *t)
 	struct rdax_buf *reg = NULL, *other = NULL;
 	struct rdax_cqe cqe[4];
 	struct rdax_ioq *q;
-	struct rdax_file *f;
+	struct rdax_file *f = NULL;
 	struct rdax_io io;
 	struct rdax_stat st;
 	struct rdax_conn_info ci;
@@ -199,6 +199,10 @@ static void ioq_rules(struct rdax_conn *c, struct rdax_tree *t)
 	struct rdax_stats sts;
 	int ret;
 
+	ret = rdax_open(t, "ioq.bin", O_RDWR | O_CREAT | O_APPEND, &f);
+	EXPECT(ret == -EINVAL && !f && strstr(rdax_conn_errmsg(c), "flags"),
+	       "rdax_open with O_APPEND (a flag it does not know): %d, '%s'", ret,
+	       rdax_conn_errmsg(c));
 	if (rdax_open(t, "ioq.bin", O_RDWR | O_CREAT, &f) || rdax_ioq_new(c, 4, &q)) {
 		BAD("ioq rules: open and queue: %s", rdax_conn_errmsg(c));
 		return;

@@ -129,6 +129,13 @@ check_output "... runs" "$(cat "$top/VERSION")" "$T/v"
 # (usrmerge: /lib is /usr/lib)
 check_output "... on the packaged librdax.so.1" "librdax.so.1 => /(usr/)?lib/[a-z0-9_-]+/librdax" \
 	ldd "$T/v"
+lib=$(dpkg -L librdax1 | grep '/librdax\.so\.1$')
+check_output "the packaged library's symbols are at RDAX_1.0" "RDAX_1\.0 +rdax_connect\$" \
+	objdump -T "$lib"
+check "... and rdax_passdb_set is not one of them" sh -c "! objdump -T '$lib' | grep -q passdb"
+printf 'pw\n' | /usr/bin/rdax passwd --passdb "$T/pkg.passdb" nobody >/dev/null 2>&1
+check_output "the installed rdax passwd writes a password database" "^nobody:[0-9A-F]{32}\$" \
+	cat "$T/pkg.passdb"
 if [ $with_fio = 1 ]; then
 	eng=$(dpkg -L fio-rdax | grep '/fio-rdax.so$')
 	check_output "fio-rdax.so finds the packaged librdax.so.1" \

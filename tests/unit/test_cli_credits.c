@@ -877,7 +877,7 @@ static void test_ioq_never_enough(void)
 	uint8_t *buf = malloc(512 * KIB);
 	int i, n, got = 0, res[2] = { 1, 1 };
 
-	t_section("rdax_submit: a read the window never covers completes with -EAGAIN");
+	t_section("rdax_ioq_submit: a read the window never covers completes with -EAGAIN");
 	if (!buf)
 		exit(2);
 	c = conn_new(&s, 0, 4);
