@@ -982,6 +982,7 @@ int rdax_readdir(struct rdax_dir *d, struct rdax_dirent *ent)
 			cli_posix_stat_fill(&fi, &pi, &ent->st);
 		else
 			stat_from_info(&fi, &ent->st);
+		memset(ent->reserved, 0, sizeof(ent->reserved));
 		return 1;
 	}
 }

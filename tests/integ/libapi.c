@@ -264,6 +264,21 @@ static void ioq_rules(struct rdax_conn *c, struct rdax_tree *t)
 	       !rdax_conn_channel_info(c, 0, &chi) && ZEROED(chi.reserved) &&
 	       !rdax_conn_stats(c, &sts) && ZEROED(sts.reserved),
 	       "rdax_conn_info, rdax_conn_channel_info and rdax_conn_stats zero their reserved fields");
+	{
+		static struct rdax_dirent ent;
+		struct rdax_dir *d = NULL;
+
+		memset(&ent, 0xff, sizeof(ent));
+		ret = rdax_opendir(t, "", &d);
+		if (!ret)
+			ret = rdax_readdir(d, &ent);
+		EXPECT(ret == 1 && ZEROED(ent.reserved) && ZEROED(ent.st.reserved),
+		       "rdax_readdir zeroes rdax_dirent.reserved: %d", ret);
+		if (ret >= 0)
+			rdax_closedir(&d);
+		rdax_closedir(&d);
+		EXPECT(!d, "rdax_closedir sets the handle to NULL and takes NULL");
+	}
 	rdax_close(&f);
 	EXPECT(!f && !*rdax_conn_errmsg(c), "rdax_close: handle NULL, no message");
 	rdax_close(&f);
