@@ -251,7 +251,7 @@ static int session_open(struct session *s, const struct opts *o, const char *url
 	rdax_cfg_delete(&cfg);
 	if (ret) {
 		fprintf(stderr, "%s: smb://%s%s%.0u: %s\n", prog, s->url.host,
-			s->url.port ? ":" : "", s->url.port, rdax_conn_errmsg(NULL));
+			s->url.port ? ":" : "", s->url.port, rdax_errormsg());
 		return 1;
 	}
 	if (!need_share)
