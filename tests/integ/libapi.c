@@ -379,7 +379,11 @@ static void no_sigpipe(struct rdax_conn *c, struct rdax_tree *t, pid_t server)
 	       "writes after the server was killed fail with %zd (%s): '%s'",
 	       n, n < 0 ? strerror((int)-n) : "no error", rdax_conn_errmsg(c));
 	free(buf);
+	/* a destructor's failure: the handle is gone, the message stays */
 	rdax_close(&f);
+	EXPECT(!f && *rdax_conn_errmsg(c),
+	       "rdax_close on the dead connection frees the file, its failure in rdax_conn_errmsg: '%s'",
+	       rdax_conn_errmsg(c));
 }
 
 int main(int argc, char **argv)
