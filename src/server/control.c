@@ -142,6 +142,7 @@ struct worker_snap {
 	struct srv_conn_stats tr[2];
 	uint64_t credits[2];
 	uint64_t uring_ops, uring_direct;
+	uint64_t poll_hits, poll_sleeps, cpu_us;	/* cpu_us: the worker thread's */
 	int node, cpu;
 	struct conn_snap *conns;
 	int nio;
@@ -212,6 +213,7 @@ static void worker_snap_fill(struct srv_worker *w, struct worker_snap *ws)
 {
 	struct list_head *pos, *tmp, *sp, *st;
 	int i, n = 0, nshares = srv_config_nshares(w->srv->cfg);
+	struct timespec ts;
 
 	ws->total = w->gone;
 	ws->tr[0] = w->gone_tr[0];
@@ -252,6 +254,10 @@ static void worker_snap_fill(struct srv_worker *w, struct worker_snap *ws)
 	}
 	ws->uring_ops = w->uring_ops;
 	ws->uring_direct = w->uring_direct_ops;
+	ws->poll_hits = w->poll_hits;
+	ws->poll_sleeps = w->poll_sleeps;
+	if (!clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		ws->cpu_us = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 	ws->node = w->node;
 	ws->cpu = sched_getcpu();
 	if (w->share_io && nshares) {
@@ -611,11 +617,12 @@ static void status_workers(struct gather *g, struct srv_out *o)
 			"\"sessions\": %d, \"opens\": %d, \"rdma_io\": %d, \"bounce_free\": %zu, "
 			"\"bounce_size\": %zu, \"rdma_reads\": %llu, \"rdma_writes\": %llu, "
 			"\"rdma_bytes\": %llu, \"zero_copy_bytes\": %llu, \"tcp_zero_copy_bytes\": %llu, "
-			"\"uring_ops\": %llu, \"uring_direct\": %llu, \"node\": %d, \"cpu\": %d},\n" :
+			"\"uring_ops\": %llu, \"uring_direct\": %llu, \"poll_hits\": %llu, "
+			"\"poll_sleeps\": %llu, \"cpu_us\": %llu, \"node\": %d, \"cpu\": %d},\n" :
 			"stats worker %d: connections %d (rdma %d) sessions %d opens %d "
 			"rdma_io %d bounce_free %zu/%zu rdma_reads %llu rdma_writes %llu "
 			"rdma_bytes %llu zero_copy_bytes %llu tcp_zero_copy_bytes %llu uring_ops %llu "
-			"uring_direct %llu node %d cpu %d\n";
+			"uring_direct %llu poll_hits %llu poll_sleeps %llu cpu_us %llu node %d cpu %d\n";
 
 		if (!ws->done) {
 			if (!o->json)
@@ -630,7 +637,8 @@ static void status_workers(struct gather *g, struct srv_out *o)
 			       (unsigned long long)ws->total.zero_copy_bytes,
 			       (unsigned long long)ws->total.tcp_zero_copy_bytes,
 			       (unsigned long long)ws->uring_ops, (unsigned long long)ws->uring_direct,
-			       ws->node, ws->cpu);
+			       (unsigned long long)ws->poll_hits, (unsigned long long)ws->poll_sleeps,
+			       (unsigned long long)ws->cpu_us, ws->node, ws->cpu);
 	}
 	if (o->json)
 		out_close(o, "\n],\n");

@@ -43,6 +43,11 @@ static const struct srv_opt_word w_numa[] = {
 	{ "auto", SRV_NUMA_AUTO }, { "off", SRV_NUMA_OFF }, { "no", SRV_NUMA_OFF }, { NULL, 0 }
 };
 
+static const struct srv_opt_word w_poll[] = {
+	{ "event", SRV_POLL_EVENT }, { "adaptive", SRV_POLL_ADAPTIVE }, { "busy", SRV_POLL_BUSY },
+	{ NULL, 0 }
+};
+
 static const struct srv_opt_word w_map_to_guest[] = {
 	{ "never", 0 }, { "bad user", 1 }, { NULL, 0 }
 };
@@ -355,6 +360,14 @@ const struct srv_opt srv_opts[] = {
 	{ "rdma bounce size", .arg = "SIZE", .type = SRV_OPT_SIZE, .scope = GLOBAL,
 	  .flags = RESTART, .min = 1 << 20, .max = 16ll << 30, G(bounce_size), .def = "64M",
 	  .help = "SMB-Direct: each worker's registered bounce buffer per device" },
+	{ "rdma poll", .arg = "MODE", .type = SRV_OPT_ENUM, .scope = GLOBAL, .flags = RESTART,
+	  .words = w_poll, G(poll_mode), .def = "adaptive",
+	  .help = "how a worker waits for completions: event (sleep at once), adaptive (spin "
+		  "on the completion queues and sockets for rdma poll spin, then sleep), busy "
+		  "(never sleep)" },
+	{ "rdma poll spin", .arg = "USEC", .type = SRV_OPT_INT, .scope = GLOBAL,
+	  .flags = RESTART, .min = 1, .max = 100000, G(poll_spin_us), .def = "50",
+	  .help = "adaptive polling: microseconds a worker spins after its last work" },
 
 	/* [global] or a share (a [global] value is every share's default) */
 	{ "guest ok", { "public" }, .type = SRV_OPT_BOOL, .scope = BOTH,

@@ -148,6 +148,8 @@ int srv_conn_new_rdma(struct srv_worker *w, struct smbd_pending *p,
 		return ret;
 	}
 	(*out)->rdev = rdev_find(w, smbd_verbs(x));
+	/* the worker polls its completion queue (worker_spin) */
+	x->spin = w->srv->cfg->poll_mode != SRV_POLL_EVENT;
 	return 0;
 }
 

@@ -154,6 +154,13 @@ struct srv_share {
 	atomic_uint_fast64_t dax_gone_fd_written;
 };
 
+/* How a worker waits for completions ("rdma poll"). */
+enum srv_poll {
+	SRV_POLL_EVENT,			/* sleep in epoll at once */
+	SRV_POLL_ADAPTIVE,		/* spin up to poll_spin_us after the last work */
+	SRV_POLL_BUSY,			/* never sleep */
+};
+
 struct srv_listen {
 	char addr[128];
 	unsigned int port;
@@ -197,6 +204,8 @@ struct srv_config {
 	struct smbd_params smbd;	/* SMB-Direct sizes and credits */
 	size_t bounce_size;		/* registered pool per device per worker */
 	bool io_uring;			/* posix store I/O on io_uring */
+	int poll_mode;			/* "rdma poll": enum srv_poll */
+	int poll_spin_us;		/* "rdma poll spin": adaptive's budget */
 	int numa_node;			/* >= 0, or SRV_NUMA_AUTO / SRV_NUMA_OFF */
 	char netbios_name[16];
 	char workgroup[16];
@@ -700,6 +709,8 @@ struct srv_worker {
 	struct srv_inotify *ino;	/* CHANGE_NOTIFY's inotify (notify.c) */
 	struct xprt_ev ino_ev;
 	uint64_t uring_ops, uring_direct_ops;
+	/* completion polling: rounds that found work, sleeps after the budget */
+	uint64_t poll_hits, poll_sleeps;
 	struct srv_conn_stats gone;	/* totals of connections closed */
 	struct srv_conn_stats gone_tr[2];	/* the same, [0] tcp, [1] rdma */
 	struct srv_share_io *share_io;	/* [SRV_MAX_SHARES], by share idx */

@@ -173,11 +173,74 @@ static void worker_tick(struct srv_worker *w, uint64_t now)
 	}
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Poll the completion queues of this worker's spinning connections
+ * (arm: ask for events first, before a sleep). Returns the completions.
+ */
+static int worker_poll(struct srv_worker *w, bool arm)
+{
+	struct list_head *pos, *tmp;
+	int ret, got = 0;
+
+	list_for_each_safe(pos, tmp, &w->conns) {
+		struct srv_conn *c = list_entry(pos, struct srv_conn, worker_link);
+
+		if (!c->x->spin)
+			continue;
+		ret = c->x->ops->poll(c->x, arm);
+		if (ret < 0 || c->closing)
+			conn_drop(c, ret < 0 ? ret : -ECONNABORTED);
+		else
+			got += ret;
+	}
+	return got;
+}
+
+/*
+ * After the events: spin on (epoll with no timeout, and the CQs) while
+ * work came less than the budget ago, or always (busy); else arm every
+ * CQ and sleep. Returns epoll's timeout for the next round.
+ */
+static int worker_spin(struct srv_worker *w, bool had_events, uint64_t *last_work)
+{
+	const struct srv_config *cfg = w->srv->cfg;
+	uint64_t now;
+
+	if (cfg->poll_mode == SRV_POLL_EVENT)
+		return 1000;
+	if (worker_poll(w, false) > 0 || had_events) {
+		*last_work = now_ns();
+		w->poll_hits++;
+		return 0;
+	}
+	now = now_ns();
+	if (cfg->poll_mode == SRV_POLL_BUSY ||
+	    now - *last_work < (uint64_t)cfg->poll_spin_us * 1000)
+		return 0;
+	/* completions that came while arming are work: spin on */
+	if (worker_poll(w, true) > 0) {
+		*last_work = now;
+		w->poll_hits++;
+		return 0;
+	}
+	w->poll_sleeps++;
+	return 1000;
+}
+
 static void *worker_main(void *arg)
 {
 	struct srv_worker *w = arg;
 	struct epoll_event ev[64];
-	int i, n, ret;
+	uint64_t last_work = 0, last_tick = 0;
+	int i, n, ret, timeout = 1000;
 
 	srv_numa_enter(w);
 	srv_state_thread_enter();
@@ -189,10 +252,8 @@ static void *worker_main(void *arg)
 		atomic_store(&w->srv->stopping, true);
 	}
 
-	uint64_t last_tick = 0;
-
 	while (!atomic_load(&w->srv->stopping)) {
-		n = epoll_wait(w->epfd, ev, 64, 1000);
+		n = epoll_wait(w->epfd, ev, 64, timeout);
 		if (now_ms() - last_tick >= 1000) {
 			last_tick = now_ms();
 			worker_tick(w, last_tick);
@@ -229,6 +290,7 @@ static void *worker_main(void *arg)
 				n = 0;
 			}
 		}
+		timeout = worker_spin(w, n > 0, &last_work);
 	}
 	/* stopping: close every connection this worker owns */
 	while (!list_empty(&w->conns))

@@ -76,6 +76,7 @@ struct smbd_conn {
 	bool own_pd;
 	struct ibv_comp_channel *comp_ch;
 	struct ibv_cq *cq;
+	bool armed;			/* the next completion raises an event */
 	struct ibv_qp *qp;
 	int max_sge;
 	bool mw_ok;
@@ -704,16 +705,17 @@ static int handle_wc(struct smbd_conn *c, struct ibv_wc *wc)
 	}
 }
 
-/* Drain the CQ; then repost receives and push in one batch. */
+/* Drain the CQ; then repost receives and push in one batch. Returns the completions. */
 static int poll_cq(struct smbd_conn *c)
 {
 	struct ibv_wc wcs[SMBD_POLL_BATCH];
-	int n, i, ret = 0, err = 0;
+	int n, i, ret = 0, err = 0, got = 0;
 
 	do {
 		n = ibv_poll_cq(c->cq, SMBD_POLL_BATCH, wcs);
 		if (n < 0)
 			return -EIO;
+		got += n;
 		for (i = 0; i < n; i++) {
 			ret = handle_wc(c, &wcs[i]);
 			if (ret && !err)
@@ -732,10 +734,23 @@ static int poll_cq(struct smbd_conn *c)
 		if (ret)
 			return ret;
 	} while (n == SMBD_POLL_BATCH);
+	if (!got)
+		return 0;
 	ret = rw_kick(c);
 	if (ret)
 		return ret;
-	return push(c);
+	ret = push(c);
+	return ret ? ret : got;
+}
+
+static int arm_cq(struct smbd_conn *c)
+{
+	if (c->armed)
+		return 0;
+	if (ibv_req_notify_cq(c->cq, 0))
+		return -EIO;
+	c->armed = true;
+	return 0;
 }
 
 static int handle_cq_event(struct smbd_conn *c)
@@ -747,13 +762,37 @@ static int handle_cq_event(struct smbd_conn *c)
 	if (ibv_get_cq_event(c->comp_ch, &cq, &ctx))
 		return errno == EAGAIN ? 0 : -errno;
 	ibv_ack_cq_events(cq, 1);
-	if (ibv_req_notify_cq(cq, 0))
-		return -EIO;
+	c->armed = false;
+	/* a spinning owner polls on and arms before it sleeps */
+	if (!c->x.spin) {
+		ret = arm_cq(c);
+		if (ret)
+			return ret;
+	}
 	ret = poll_cq(c);
-	if (ret)
-		return ret;
+	if (ret < 0 || c->x.spin)
+		return ret < 0 ? ret : 0;
 	/* completions that raced with re-arming */
-	return poll_cq(c);
+	ret = poll_cq(c);
+	return ret < 0 ? ret : 0;
+}
+
+static int smbd_poll(struct xprt *x, bool arm)
+{
+	struct smbd_conn *c = (struct smbd_conn *)x;
+	int ret, got;
+
+	if (c->state != SMBD_CONNECTED && c->state != SMBD_NEGOTIATING)
+		return 0;
+	if (arm) {
+		ret = arm_cq(c);
+		if (ret)
+			return ret;
+	}
+	got = poll_cq(c);
+	if (got >= 0 && c->state == SMBD_ERROR)
+		got = -EPROTO;
+	return got;
 }
 
 static int handle_cm_event(struct smbd_conn *c)
@@ -883,6 +922,7 @@ static const struct xprt_ops smbd_ops = {
 	.tick = smbd_tick,
 	.queued = smbd_queued,
 	.destroy = smbd_destroy,
+	.poll = smbd_poll,
 };
 
 /* ---- connection setup shared by both roles ---- */
@@ -943,8 +983,9 @@ static int setup_qp(struct smbd_conn *c, struct ibv_device_attr *attr)
 	c->cq = ibv_create_cq(c->id->verbs, cqe, c, c->comp_ch, 0);
 	if (!c->cq)
 		return -errno;
-	if (ibv_req_notify_cq(c->cq, 0))
-		return -EIO;
+	ret = arm_cq(c);
+	if (ret)
+		return ret;
 	qa.send_cq = c->cq;
 	qa.recv_cq = c->cq;
 	qa.qp_type = IBV_QPT_RC;
@@ -1317,9 +1358,12 @@ static int client_poll(struct smbd_conn *c, int timeout_ms)
 	};
 	int n, ret;
 
-	ret = poll_cq(c);
+	/* it sleeps: the next completion must wake it (x.spin or not) */
+	ret = arm_cq(c);
+	if (!ret)
+		ret = poll_cq(c);
 	if (ret)
-		return ret;
+		return ret < 0 ? ret : 0;
 	n = poll(pfd, 2, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;

@@ -71,6 +71,13 @@ struct xprt_ops {
 	/* Bytes queued but not yet on the wire. */
 	size_t (*queued)(const struct xprt *x);
 	void (*destroy)(struct xprt *x);
+	/*
+	 * Completion polling (SMB-Direct; NULL elsewhere): handle what has
+	 * completed without waiting for the event, and with arm ask for the
+	 * event first so a sleeper hears the next one. Returns the
+	 * completions handled, or a negative errno as handle_events.
+	 */
+	int (*poll)(struct xprt *x, bool arm);
 };
 
 /*
@@ -102,6 +109,11 @@ struct xprt {
 	char peer[64];			/* "addr:port" for logs */
 	struct xprt_stats stats;
 	bool rdma;			/* SMB-Direct: RDMA read/write available */
+	/*
+	 * The owner polls (ops->poll) while it spins: an event does not
+	 * ask for the next one, the owner arms before it sleeps.
+	 */
+	bool spin;
 	/*
 	 * Once the first place_peek bytes of a message of at least
 	 * place_min bytes are in: may fill *p. placed describes it while
