@@ -133,6 +133,23 @@ RDAX_API int rdax_cfg_set_leases(struct rdax_cfg *cfg, bool on);
  */
 RDAX_API int rdax_cfg_set_durable(struct rdax_cfg *cfg, bool on);
 /*
+ * How a wait for SMB-Direct completions behaves. EVENT: sleep on the
+ * completion channel at once. ADAPTIVE (the default): poll the
+ * completion queues and the connection's descriptors for spin_us
+ * microseconds (0: RDAX_POLL_SPIN_DEFAULT) before sleeping, which saves
+ * the wake-up of a reply that comes soon; idle, the CPU cost is one
+ * spin per wait. BUSY: poll for the whole wait, one CPU at 100%.
+ * spin_us above 100000: -EINVAL. TCP waits always sleep.
+ */
+enum rdax_poll {
+	RDAX_POLL_EVENT = 0,
+	RDAX_POLL_ADAPTIVE = 1,
+	RDAX_POLL_BUSY = 2,
+};
+#define RDAX_POLL_SPIN_DEFAULT 50
+RDAX_API int rdax_cfg_set_poll(struct rdax_cfg *cfg, enum rdax_poll mode,
+			       unsigned int spin_us);
+/*
  * Notices that are no call's failure (a channel skipped or lost, a
  * transport's warning), one line each without a newline, from the thread
  * using the connection. Without a callback the library prints nothing.

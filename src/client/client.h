@@ -54,6 +54,8 @@ struct rdax_cfg {
 	void *log_arg;
 	bool leases;			/* ask for leases; cache attributes under them */
 	bool durable;			/* durable handles; reconnect a dropped session */
+	enum rdax_poll poll;		/* how a wait for completions spins */
+	unsigned int poll_spin_us;	/* adaptive: the spin before sleeping */
 };
 
 struct cli_rsp {

@@ -71,6 +71,8 @@ int rdax_cfg_new(struct rdax_cfg **out)
 	cfg->channels = 1;
 	cfg->rdma_channels = -1;
 	cfg->leases = true;
+	cfg->poll = RDAX_POLL_ADAPTIVE;
+	cfg->poll_spin_us = RDAX_POLL_SPIN_DEFAULT;
 	cfg->durable = true;
 	*out = cfg;
 	return 0;
@@ -255,6 +257,19 @@ int rdax_cfg_set_durable(struct rdax_cfg *cfg, bool on)
 {
 	cli_thread_begin();
 	cfg->durable = on;
+	return 0;
+}
+
+int rdax_cfg_set_poll(struct rdax_cfg *cfg, enum rdax_poll mode, unsigned int spin_us)
+{
+	cli_thread_begin();
+	if (mode != RDAX_POLL_EVENT && mode != RDAX_POLL_ADAPTIVE && mode != RDAX_POLL_BUSY)
+		return cli_thread_err(-EINVAL, "rdax_cfg_set_poll: mode %d (event, adaptive, busy)",
+				      (int)mode);
+	if (spin_us > 100000)
+		return cli_thread_err(-EINVAL, "rdax_cfg_set_poll: spin %u us (0..100000)", spin_us);
+	cfg->poll = mode;
+	cfg->poll_spin_us = spin_us ? spin_us : RDAX_POLL_SPIN_DEFAULT;
 	return 0;
 }
 

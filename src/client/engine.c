@@ -1089,11 +1089,70 @@ static int wait_events(struct rdax_conn *c, struct epoll_event *ev, int n, int t
 	}
 }
 
+static uint64_t cli_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Completions of the SMB-Direct channels, without their events. */
+static int poll_chans(struct rdax_conn *c)
+{
+	unsigned int i;
+	int ret, got = 0;
+
+	for (i = 0; i < c->nchan && !c->broken; i++) {
+		struct cli_chan *chan = &c->chans[i];
+
+		if (!chan->x || !chan_usable(chan) || !chan->xp->ops->poll)
+			continue;
+		c->dispatching = true;
+		ret = chan->xp->ops->poll(chan->xp, false);
+		c->dispatching = false;
+		if (ret < 0) {
+			cli_err(c, ret, "%s: %s", chan->peer, strerror(-ret));
+			chan_fail(c, chan, ret);
+			continue;
+		}
+		got += ret;
+	}
+	return got;
+}
+
+/*
+ * Adaptive and busy polling: before sleeping, spin on the CQs and on
+ * epoll with no timeout, for the budget (adaptive) or the whole wait
+ * (busy). The CQs stay armed (handle_events arms them as before), so a
+ * later sleep hears what comes. 1: completions handled; 0: epoll has
+ * events (*n of them in ev) or the budget is spent.
+ */
+static int spin(struct rdax_conn *c, int timeout_ms, struct epoll_event *ev, int nev, int *n)
+{
+	uint64_t now = cli_now_ns(), end;
+
+	end = now + (uint64_t)c->cfg.poll_spin_us * 1000;
+	if (c->cfg.poll == RDAX_POLL_BUSY)
+		end = timeout_ms < 0 ? UINT64_MAX : now + (uint64_t)timeout_ms * 1000000;
+	else if (timeout_ms >= 0 && (uint64_t)timeout_ms * 1000000 < end - now)
+		end = now + (uint64_t)timeout_ms * 1000000;
+	*n = 0;
+	do {
+		if (poll_chans(c) > 0 || c->broken)
+			return 1;
+		*n = epoll_wait(c->epfd, ev, nev, 0);
+		if (*n)
+			return 0;
+	} while (cli_now_ns() < end);
+	return 0;
+}
+
 int cli_progress(struct rdax_conn *c, int timeout_ms)
 {
 	struct epoll_event ev[8];
-	int i, n, ret, pause;
-	bool short_wait = false, tick_failed;
+	int i, n = 0, ret, pause;
+	bool short_wait = false, tick_failed = false;
 
 	if (c->broken)
 		return -ENOTCONN;
@@ -1103,7 +1162,15 @@ int cli_progress(struct rdax_conn *c, int timeout_ms)
 		timeout_ms = pause;
 		short_wait = true;
 	}
-	n = wait_events(c, ev, 8, timeout_ms, &tick_failed);
+	if (c->rdma && timeout_ms && !short_wait && c->cfg.poll != RDAX_POLL_EVENT) {
+		if (spin(c, timeout_ms, ev, 8, &n)) {
+			if (!c->broken)
+				reap_dead(c);
+			return c->broken ? (c->broken_err ? c->broken_err : -ENOTCONN) : 0;
+		}
+	}
+	if (!n)
+		n = wait_events(c, ev, 8, timeout_ms, &tick_failed);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	if (short_wait) {
