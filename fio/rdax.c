@@ -34,6 +34,8 @@ struct rdax_fio_options {
 	unsigned int register_buffers;
 	unsigned int channels;
 	char *rdma_channels;
+	char *poll;
+	unsigned int poll_spin;
 };
 
 struct rdax_fio_data {
@@ -121,6 +123,27 @@ static struct fio_option options[] = {
 		.off1 = offsetof(struct rdax_fio_options, register_buffers),
 		.def = "1",
 		.help = "pin fio's I/O buffers once (SMB-Direct)",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "poll",
+		.lname = "rdax completion polling",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct rdax_fio_options, poll),
+		.help = "SMB-Direct waits: event, adaptive (the library's default) or busy",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "poll_spin",
+		.lname = "rdax adaptive spin",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct rdax_fio_options, poll_spin),
+		.def = "0",
+		.minval = 0,
+		.maxval = 100000,
+		.help = "poll=adaptive: microseconds to spin before sleeping (0: the library's)",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},
@@ -217,6 +240,23 @@ static int rdax_fio_init(struct thread_data *td)
 			return 1;
 		}
 		rdax_cfg_set_rdma_channels(cfg, on);
+	}
+	if (o->poll || o->poll_spin) {
+		static const char *const modes[] = {
+			[RDAX_POLL_EVENT] = "event", [RDAX_POLL_ADAPTIVE] = "adaptive",
+			[RDAX_POLL_BUSY] = "busy",
+		};
+		int m = RDAX_POLL_ADAPTIVE;
+
+		if (o->poll) {
+			for (m = 0; m < 3 && strcmp(o->poll, modes[m]); m++)
+				;
+		}
+		if (m == 3 || rdax_cfg_set_poll(cfg, (enum rdax_poll)m, o->poll_spin)) {
+			log_err("fio-rdax: poll=%s: event, adaptive or busy\n", o->poll);
+			rdax_cfg_delete(&cfg);
+			return 1;
+		}
 	}
 	if (o->guest) {
 		rdax_cfg_set_guest(cfg, true);
