@@ -205,6 +205,11 @@ fetch-fio:
 fio: fetch-fio
 	$(MAKE) $(FIO_ENGINE)
 
+# fio with the librpma engines (bench/rdma-to-dax's librpma anchor)
+FIO_RPMA ?= build/fio-rpma
+fio-rpma: fetch-fio
+	tools/build-fio-rpma.sh $(FIO_SRC) $(FIO_RPMA) >/dev/null
+
 # The README's Performance section, from build/bench/*.json
 readme-perf:
 	bench/perf-md.py --readme README.md build/bench/rdma-to-dax.json build/bench/smbdirect.json build/bench/tcp.json build/bench/dbench.json
@@ -267,7 +272,7 @@ uninstall:
 clean:
 	rm -rf $(B) build-asan
 
-.PHONY: all tests deps fetch-fio fio fio-missing check check-host check-vm check-asan demo \
+.PHONY: all tests deps fetch-fio fio fio-rpma fio-missing check check-host check-vm check-asan demo \
 	install uninstall clean readme-perf
 .SECONDARY:
 
