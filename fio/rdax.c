@@ -36,6 +36,7 @@ struct rdax_fio_options {
 	char *rdma_channels;
 	char *poll;
 	unsigned int poll_spin;
+	unsigned int rdma_threshold;
 };
 
 struct rdax_fio_data {
@@ -132,6 +133,16 @@ static struct fio_option options[] = {
 		.type = FIO_OPT_STR_STORE,
 		.off1 = offsetof(struct rdax_fio_options, poll),
 		.help = "SMB-Direct waits: event, adaptive (the library's default) or busy",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "rdma_threshold",
+		.lname = "rdax RDMA threshold",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct rdax_fio_options, rdma_threshold),
+		.def = "0",
+		.help = "SMB-Direct: I/O of at least this many bytes moves by RDMA, smaller inline (0: the library's)",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},
@@ -241,6 +252,8 @@ static int rdax_fio_init(struct thread_data *td)
 		}
 		rdax_cfg_set_rdma_channels(cfg, on);
 	}
+	if (o->rdma_threshold)
+		rdax_cfg_set_rdma_threshold(cfg, o->rdma_threshold);
 	if (o->poll || o->poll_spin) {
 		static const char *const modes[] = {
 			[RDAX_POLL_EVENT] = "event", [RDAX_POLL_ADAPTIVE] = "adaptive",
