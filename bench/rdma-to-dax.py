@@ -61,7 +61,20 @@ WORKLOADS = [
     ("randwrite-4k-qd1", "randwrite", 4096, 1, "write"),
     ("randread-4k-qd32", "randread", 4096, 32, "read"),
     ("randwrite-4k-qd32", "randwrite", 4096, 32, "write"),
+    ("randwrite-4k-qd16", "randwrite", 4096, 16, "write"),
 ]
+# the librpma anchor runs 4 KiB persistent writes at QD1 and QD16 only; the
+# QD16 workload runs for it and for the rdax subjects it is held against
+RPMA_WORKLOADS = ("randwrite-4k-qd1", "randwrite-4k-qd16")
+QD16_SUBJECTS = ("rdax-rdaxd-fsdax", "rdax-rdaxd-devdax", "librpma-apm-fsdax",
+                 "librpma-apm-devdax", "librpma-gpspm-fsdax", "librpma-gpspm-devdax")
+# the inline/RDMA threshold sweep (issue 16 part 5): rdax -> rdaxd on device
+# DAX, QD1, each size once inline (threshold above it) and once by RDMA
+SWEEP_SIZES = [k << 10 for k in (1, 2, 4, 8, 16, 32, 64)]
+SWEEP = os.environ.get("RDAX_BENCH_SWEEP", "1") != "0"
+SWEEP_RUNTIME = float(os.environ.get("RDAX_BENCH_SWEEP_RUNTIME", "2"))
+RPMA_FIO = os.environ.get("RDAX_BENCH_FIO_RPMA", "build/fio-rpma/fio")
+RPMA_PORT = 7204
 # key, client, server, store, description
 SUBJECTS = [
     ("fio-rdma", "fio-rdma", "fio-rdma", None,
@@ -71,6 +84,22 @@ SUBJECTS = [
     ("cifs-rdaxd-fsdax", "cifs", "rdaxd", "fsdax", "fio on cifs.ko -o rdma -> rdaxd, fsdax share"),
     ("cifs-rdaxd-devdax", "cifs", "rdaxd", "devdax",
      "fio on cifs.ko -o rdma -> rdaxd, device-DAX share"),
+    ("rdax-rdaxd-fsdax-event", "rdax", "rdaxd", "fsdax",
+     "as rdax-rdaxd-fsdax, rdaxd and librdax with rdma poll = event"),
+    ("rdax-rdaxd-devdax-event", "rdax", "rdaxd", "devdax",
+     "as rdax-rdaxd-devdax, rdaxd and librdax with rdma poll = event"),
+    ("rdax-rdaxd-fsdax-busy", "rdax", "rdaxd", "fsdax",
+     "as rdax-rdaxd-fsdax, rdaxd and librdax with rdma poll = busy"),
+    ("rdax-rdaxd-devdax-busy", "rdax", "rdaxd", "devdax",
+     "as rdax-rdaxd-devdax, rdaxd and librdax with rdma poll = busy"),
+    ("librpma-apm-fsdax", "librpma-apm", "librpma-apm", "fsdax",
+     "fio librpma_apm_client -> librpma_apm_server, a file on the fsdax mount"),
+    ("librpma-apm-devdax", "librpma-apm", "librpma-apm", "devdax",
+     "fio librpma_apm_client -> librpma_apm_server, the device-DAX namespace"),
+    ("librpma-gpspm-fsdax", "librpma-gpspm", "librpma-gpspm", "fsdax",
+     "fio librpma_gpspm_client -> librpma_gpspm_server (busy-polling), a file on fsdax"),
+    ("librpma-gpspm-devdax", "librpma-gpspm", "librpma-gpspm", "devdax",
+     "fio librpma_gpspm_client -> librpma_gpspm_server (busy-polling), device DAX"),
     ("rdax-ksmbd", "rdax", "ksmbd", "fsdax", "fio + rdax engine -> ksmbd, fsdax mount"),
     ("cifs-ksmbd", "cifs", "ksmbd", "fsdax", "fio on cifs.ko -o rdma -> ksmbd, fsdax mount"),
 ]
@@ -80,7 +109,29 @@ LABEL = {
     "rdax-rdaxd-devdax": "rdax→rdaxd devdax", "cifs-rdaxd-fsdax": "cifs.ko→rdaxd fsdax",
     "cifs-rdaxd-devdax": "cifs.ko→rdaxd devdax", "rdax-ksmbd": "rdax→ksmbd",
     "cifs-ksmbd": "cifs.ko→ksmbd",
+    "librpma-apm-fsdax": "librpma APM fsdax", "librpma-apm-devdax": "librpma APM devdax",
+    "librpma-gpspm-fsdax": "librpma GPSPM fsdax",
+    "librpma-gpspm-devdax": "librpma GPSPM devdax",
+    "rdax-rdaxd-fsdax-event": "rdax→rdaxd fsdax, event",
+    "rdax-rdaxd-devdax-event": "rdax→rdaxd devdax, event",
+    "rdax-rdaxd-fsdax-busy": "rdax→rdaxd fsdax, busy",
+    "rdax-rdaxd-devdax-busy": "rdax→rdaxd devdax, busy",
 }
+POLL_MODES = ("event", "busy")   # besides the default (adaptive)
+IDLE_S = 3                       # how long rdaxd's idle CPU is measured
+
+
+def planned(key, wl):
+    """Does subject key run workload wl?"""
+    if key.startswith("librpma-"):
+        return wl[0] in RPMA_WORKLOADS
+    return wl[0] != "randwrite-4k-qd16" or key in QD16_SUBJECTS
+
+
+def poll_of(key):
+    """The polling mode a subject runs with (None: the defaults)."""
+    m = key.rsplit("-", 1)[-1]
+    return m if m in POLL_MODES else None
 USER, PASSWORD = sd.USER, sd.PASSWORD
 SIZE = os.environ.get("RDAX_BENCH_FIO_SIZE", "64m")
 RUNTIME = float(os.environ.get("RDAX_BENCH_FIO_RUNTIME", "3"))
@@ -226,6 +277,8 @@ class Guest(sd.Guest):
         self.rdaxd_log = os.path.join(self.raw, "rdaxd.log")
         self.rdaxd_numa = []     # rdaxd's "NUMA: ..." start-up lines
         self.rdaxd_workers = {}  # worker -> {node, cpu} (SIGUSR1)
+        self.rdaxd_cpu = {}      # worker -> its thread's CPU time, us (SIGUSR1)
+        self.sweep_results = []  # the inline/RDMA threshold sweep
 
     # ---- the wire: perftest
     def perftest(self, tool, size, depth=None):
@@ -297,7 +350,7 @@ class Guest(sd.Guest):
         self.anchors.append(rec)
 
     # ---- rdaxd with an fsdax and a device-DAX share
-    def start_rdaxd(self, fsdir):
+    def start_rdaxd(self, fsdir, poll=None):
         os.makedirs(fsdir, exist_ok=True)
         passdb = os.path.join(self.out, "passdb")
         subprocess.run([self.build + "/rdax", "passwd", "--passdb", passdb, USER],
@@ -309,8 +362,10 @@ class Guest(sd.Guest):
             f.write("root = %s\n" % USER)
         with open(conf, "w") as f:
             f.write("[global]\n\tlisten = rdma://%s:445\n\tpassdb file = %s\n"
-                    "\tusername map = %s\n"
-                    "[fs]\n\tpath = %s\n\tread only = no\n" % (self.addr, passdb, umap, fsdir))
+                    "\tusername map = %s\n" % (self.addr, passdb, umap))
+            if poll:
+                f.write("\trdma poll = %s\n" % poll)
+            f.write("[fs]\n\tpath = %s\n\tread only = no\n" % fsdir)
             if self.devdax:
                 f.write("[raw]\n\tdax device = %s\n\tread only = no\n" % self.devdax)
         log = open(self.rdaxd_log, "w")
@@ -359,8 +414,11 @@ class Guest(sd.Guest):
                                                        "node": int(m.group(2)),
                                                        "cpu": int(m.group(3))}
             if "stats worker" in line:
+                m = re.search(r"stats worker (\d+): .* cpu_us (\d+)", line)
+                if m:
+                    self.rdaxd_cpu[int(m.group(1))] = int(m.group(2))
                 for k in ("rdma_reads", "rdma_writes", "rdma_bytes", "zero_copy_bytes",
-                          "tcp_zero_copy_bytes", "uring_ops"):
+                          "tcp_zero_copy_bytes", "uring_ops", "poll_hits", "poll_sleeps"):
                     m = re.search(r" %s (\d+)" % k, line)
                     if m:
                         workers[k] = workers.get(k, 0) + int(m.group(1))
@@ -428,12 +486,43 @@ class Guest(sd.Guest):
                 srv.wait()
                 return self.job_error(rec, "the fio rdma server did not listen")
             ticks = tree_ticks_of(srv.pid)
+        elif client.startswith("librpma-"):
+            # the server's workspace is the device, or a file on the fsdax
+            # mount; direct_write_to_pmem: rxe writes with the CPU, no DDIO
+            method = client.split("-")[1]
+            args[0] = RPMA_FIO
+            args += ["--ioengine=librpma_%s_client" % method, "--create_serialize=0",
+                     "--serverip=" + self.addr, "--port=%d" % RPMA_PORT, "--rw=" + rw,
+                     "--norandommap=1", "--sync=%d" % (depth == 1),
+                     "--iodepth_batch_submit=1"]
+            sraw = raw[:-5] + ".server.json"
+            sargs = [RPMA_FIO, "--name=server", "--ioengine=librpma_%s_server" % method,
+                     "--create_serialize=0", "--kb_base=1000", "--serverip=" + self.addr,
+                     "--port=%d" % RPMA_PORT, "--thread", "--direct_write_to_pmem=1",
+                     "--numjobs=1", "--size=" + SIZE, "--filename=" + target,
+                     "--output-format=json", "--output=" + sraw]
+            if method == "gpspm":
+                # it serves until the client goes; APM's server has nothing to do
+                sargs += ["--iodepth=%d" % depth, "--busy_wait_polling=1", "--time_based",
+                          "--runtime=3600"]
+            slog = open(raw[:-5] + ".server.log", "w")
+            srv = subprocess.Popen(sargs, stdout=slog, stderr=subprocess.STDOUT)
+            if not self.wait_listen(RPMA_PORT):
+                srv.kill()
+                srv.wait()
+                slog.close()
+                with open(raw[:-5] + ".server.log") as f:
+                    why = summarize(f.read())
+                return self.job_error(rec, "the librpma server did not listen: " + why)
+            ticks = tree_ticks_of(srv.pid)
         elif client == "rdax":
             args += ["--rw=" + rw, "--norandommap=1",
                      "--ioengine=external:" + self.build + "/fio-rdax.so",
                      "--hostname=" + self.addr, "--share=" + target[0], "--transport=rdma",
                      "--user=" + USER, "--password_file=" + self.pwfile,
                      "--filename=" + target[1]]
+            if poll_of(key):
+                args.append("--poll=" + poll_of(key))
         else:
             args += ["--rw=" + rw, "--norandommap=1", "--ioengine=libaio", "--direct=1",
                      "--filename=" + target]
@@ -553,6 +642,8 @@ class Guest(sd.Guest):
             return
         self.subjects.setdefault(key, {"desc": subj[4]})
         for wl in WORKLOADS:
+            if not planned(key, wl):
+                continue
             if error:
                 self.job_error({"jobname": "%s/%s" % (key, wl[0]), "subject": key,
                                 "client": subj[1], "server": subj[2], "store": subj[3],
@@ -571,11 +662,53 @@ class Guest(sd.Guest):
         self.subject(key, target, tree_ticks_of(self.rdaxd.pid))
         w1, st = self.rdaxd_stats()
         self.subjects[key]["rdaxd_counters"] = {k: w1.get(k, 0) - w0.get(k, 0) for k in w1}
+        # idle: each worker's CPU over IDLE_S s with no client, in % of a CPU
+        c0, t0 = dict(self.rdaxd_cpu), time.monotonic()
+        time.sleep(IDLE_S)
+        self.rdaxd_stats()
+        dt = time.monotonic() - t0 - 1   # rdaxd_stats waits 1 s after its signal
+        self.subjects[key]["idle_cpu_pct_per_worker"] = {
+            str(w): round((self.rdaxd_cpu[w] - c0[w]) / 1e6 / dt * 100, 3)
+            for w in self.rdaxd_cpu if w in c0}
         self.subjects[key]["share_stats"] = st.get(share)
         # where rdaxd ran: its NUMA decision and each worker's node and CPU
         self.subjects[key]["placement"] = {"numa": list(self.rdaxd_numa),
                                            "workers": sorted(self.rdaxd_workers.values(),
                                                              key=lambda w: w["worker"])}
+
+    def sweep(self, share, fname):
+        """QD1 random writes and reads of 1-64 KiB, inline and by RDMA."""
+        out = []
+        for rw, ddir in (("randwrite", "write"), ("randread", "read")):
+            for bs in SWEEP_SIZES:
+                for how, thr_b in (("inline", 1 << 30), ("rdma", 1)):
+                    name = "sweep-%s-%dk-%s" % (rw, bs >> 10, how)
+                    raw = os.path.join(self.raw, name + ".json")
+                    args = ["fio", "--name=" + name, "--bs=%d" % bs, "--iodepth=1",
+                            "--size=" + SIZE, "--output-format=json", "--output=" + raw,
+                            "--runtime=%dms" % round(SWEEP_RUNTIME * 1000),
+                            "--ramp_time=500ms", "--time_based=1", "--thread",
+                            "--rw=" + rw, "--norandommap=1",
+                            "--ioengine=external:" + self.build + "/fio-rdax.so",
+                            "--hostname=" + self.addr, "--share=" + share,
+                            "--transport=rdma", "--user=" + USER,
+                            "--password_file=" + self.pwfile, "--filename=" + fname,
+                            "--rdma_threshold=%d" % thr_b]
+                    r = run(args, timeout=SWEEP_RUNTIME + 120)
+                    rec = {"rw": rw, "bs": bs, "how": how}
+                    try:
+                        with open(raw) as f:
+                            text = f.read()
+                        d = json.loads(text[text.index("{"):])["jobs"][0][ddir]
+                        rec.update(iops=d["iops"], clat_p50_ns=d.get("clat_ns", {}).get(
+                            "percentile", {}).get("50.000000"))
+                    except (OSError, ValueError, KeyError, IndexError) as e:
+                        rec["error_text"] = "fio exit %d: %s %s" % (
+                            r.returncode, e, summarize(r.stdout + r.stderr))
+                        self.fail("%s: %s" % (name, rec["error_text"]))
+                    say("%s: %s IOPS" % (name, fmt(rec.get("iops"))))
+                    out.append(rec)
+        return out
 
     def want(self, *keys):
         return not ONLY or any(k in ONLY for k in keys)
@@ -607,6 +740,8 @@ class Guest(sd.Guest):
                 self.rdaxd_subject("rdax-rdaxd-fsdax", ("fs", "fio-rdax.bin"), "fs")
                 if self.devdax:
                     self.rdaxd_subject("rdax-rdaxd-devdax", ("raw", devname), "raw")
+                    if SWEEP and self.want("sweep"):
+                        self.sweep_results = self.sweep("raw", devname)
                 else:
                     self.subject("rdax-rdaxd-devdax", None, None, "no RDAX_VM_DEVDAX")
                 if self.want("cifs-rdaxd-fsdax"):
@@ -628,7 +763,45 @@ class Guest(sd.Guest):
                 for k in ("rdax-rdaxd-fsdax", "rdax-rdaxd-devdax", "cifs-rdaxd-fsdax",
                           "cifs-rdaxd-devdax"):
                     self.subject(k, None, None, "rdaxd did not start")
+        for mode in POLL_MODES:
+            kf, kd = "rdax-rdaxd-fsdax-" + mode, "rdax-rdaxd-devdax-" + mode
+            if not self.want(kf, kd):
+                continue
+            if not self.start_rdaxd(fsdir, mode):
+                self.subject(kf, None, None, "rdaxd did not start")
+                self.subject(kd, None, None, "rdaxd did not start")
+                continue
+            self.shares = self.rdaxd_shares()
+            self.rdaxd_subject(kf, ("fs", "fio-rdax.bin"), "fs")
+            if self.devdax:
+                self.rdaxd_subject(kd, ("raw", devname), "raw")
+            else:
+                self.subject(kd, None, None, "no RDAX_VM_DEVDAX")
+            self.stop_rdaxd()
         shutil.rmtree(fsdir, ignore_errors=True)
+
+        rpma_ok = os.access(RPMA_FIO, os.X_OK)
+        for method in ("apm", "gpspm"):
+            for store in ("fsdax", "devdax"):
+                key = "librpma-%s-%s" % (method, store)
+                if not self.want(key):
+                    continue
+                if not rpma_ok:
+                    self.subject(key, None, None, "%s not built (make fio-rpma)" % RPMA_FIO)
+                    continue
+                if store == "devdax":
+                    if not self.devdax:
+                        self.subject(key, None, None, "no RDAX_VM_DEVDAX")
+                        continue
+                    target = self.devdax
+                else:
+                    target = os.path.join(self.fsdax, "bench-rpma.bin")
+                    with open(target, "wb") as f:
+                        f.truncate(64 << 20)
+                self.subjects[key] = {"store": store, "target": target}
+                self.subject(key, target, None)
+                if store == "fsdax":
+                    os.unlink(target)
 
         if self.want("rdax-ksmbd", "cifs-ksmbd"):
             share = os.path.join(self.fsdax, "bench-ksmbd")
@@ -666,7 +839,8 @@ class Guest(sd.Guest):
         }
         with open(os.path.join(self.out, "guest.json"), "w") as f:
             json.dump({"guest": facts, "jobs": self.jobs, "anchors": self.anchors,
-                       "subjects": self.subjects, "errors": self.errors}, f, indent=1)
+                       "subjects": self.subjects, "errors": self.errors,
+                       "sweep": self.sweep_results}, f, indent=1)
         say("%d jobs, %d anchors, %d errors, %.0f s in the guest" % (
             len(self.jobs), len(self.anchors), len(self.errors), facts["guest_seconds"]))
         return 1 if self.errors else 0
@@ -820,6 +994,91 @@ def report(out, dest, mdpath):
     md += md_table(["workload", ""] + [LABEL[k] for k in subjects] + ["wire"], rows_w)
     md.append("")
 
+    # 1a. persistent 4 KiB writes: rdax against librpma, same store
+    rp_rows = []
+    for store in ("fsdax", "devdax"):
+        for wname in RPMA_WORKLOADS:
+            wl = next(w for w in WORKLOADS if w[0] == wname)
+            j = jobs.get("rdax-rdaxd-%s/%s" % (store, wname)) or {}
+            v = thr(j, wl)
+            r = [wname, store]
+            for method in ("apm", "gpspm"):
+                a = jobs.get("librpma-%s-%s/%s" % (method, store, wname)) or {}
+                av = thr(a, wl)
+                r.append(fmt(v / av, 2) if v is not None and av else
+                         ("error" if a.get("error_text") else "-"))
+                p, ap = j.get("clat_p50_ns"), a.get("clat_p50_ns")
+                r.append(fmt(p / ap, 2) if p and ap else "-")
+            rp_rows.append(r)
+    if any(x not in ("-",) for r in rp_rows for x in r[2:]):
+        md.append("## Persistent 4 KiB writes: rdax→rdaxd against librpma\n")
+        md.append("IOPS (above 1: rdax faster) and clat p50 (below 1: rdax faster) of "
+                  "rdax→rdaxd divided by fio's librpma engines on the same store. APM: "
+                  "RDMA Write then an RDMA Read as the flush, no server CPU "
+                  "(direct_write_to_pmem=1: rxe's writes are CPU copies, not DMA, so this "
+                  "is the method's cost, not a persistence claim); GPSPM: RDMA Write then "
+                  "a SEND asking the busy-polling server to persist.\n")
+        md += md_table(["workload", "store", "× APM IOPS", "× APM p50", "× GPSPM IOPS",
+                        "× GPSPM p50"], rp_rows)
+        md.append("")
+
+    # 1c. the inline/RDMA threshold sweep: RDMA over inline, per size
+    sw = {(x["rw"], x["bs"], x["how"]): x for x in g.get("sweep") or []}
+    sw_rows = []
+    for bs in SWEEP_SIZES:
+        r = ["%d KiB" % (bs >> 10)]
+        for rw in ("randwrite", "randread"):
+            i, d = sw.get((rw, bs, "inline"), {}), sw.get((rw, bs, "rdma"), {})
+            r += [fmt(i.get("iops")), fmt(d.get("iops")),
+                  fmt(d["iops"] / i["iops"], 2) if i.get("iops") and d.get("iops") else "-"]
+        sw_rows.append(r)
+    if sw:
+        md.append("## Inline or RDMA: rdax→rdaxd devdax, QD1, by I/O size\n")
+        md.append("IOPS with the data inline in the SMB2 message (threshold above the size) "
+                  "and by RDMA (threshold 1); RDMA ÷ inline above 1: RDMA wins at that "
+                  "size.\n")
+        md += md_table(["size", "write inline", "write RDMA", "write RDMA÷inline",
+                        "read inline", "read RDMA", "read RDMA÷inline"], sw_rows)
+        md.append("")
+
+    # 1b. completion polling: each mode against event, same store
+    poll_rows, idle = [], []
+    for store in ("fsdax", "devdax"):
+        base_k = "rdax-rdaxd-%s-event" % store
+        modes = [("adaptive", "rdax-rdaxd-" + store), ("busy", "rdax-rdaxd-%s-busy" % store)]
+        for wl in WORKLOADS:
+            bj = jobs.get("%s/%s" % (base_k, wl[0]))
+            bv = thr(bj, wl)
+            if bv is None:
+                continue
+            r = [wl[0], store]
+            for _, k in modes:
+                j = jobs.get("%s/%s" % (k, wl[0])) or {}
+                v = thr(j, wl)
+                r.append(fmt(v / bv, 2) if v is not None else "-")
+                p50, bp50 = j.get("clat_p50_ns"), (bj or {}).get("clat_p50_ns")
+                r.append(fmt(p50 / bp50, 2) if p50 and bp50 else "-")
+                gc, bgc = j.get("guest_cpu_us_per_io"), (bj or {}).get("guest_cpu_us_per_io")
+                r.append(fmt(gc / bgc, 2) if gc and bgc else "-")
+            poll_rows.append(r)
+        for mode, k in [("event", base_k)] + modes:
+            ic = (g["subjects"].get(k) or {}).get("idle_cpu_pct_per_worker")
+            if ic:
+                idle.append("%s %s: %s" % (store, mode, ", ".join(
+                    "worker %s %.2f%%" % (w, v) for w, v in sorted(ic.items()))))
+    if poll_rows:
+        md.append("## Completion polling (rdma poll and librdax's poll), ratio to event\n")
+        md.append("Throughput (above 1: faster), clat p50 and guest CPU per I/O (below 1: "
+                  "better) of rdax→rdaxd with both ends adaptive (the default) and busy, "
+                  "each divided by the same store with both ends event.\n")
+        md += md_table(["workload", "store", "adaptive thr", "adaptive p50",
+                        "adaptive guest CPU", "busy thr", "busy p50", "busy guest CPU"],
+                       poll_rows)
+        md.append("")
+    if idle:
+        md.append("Idle CPU of rdaxd's workers (%d s with no client after the jobs, the "
+                  "worker thread's own CPU time): %s.\n" % (IDLE_S, "; ".join(idle)))
+
     # 2. latency and CPU ratios vs the kernel pair (below 1: better)
     metrics = [("clat_p50_ns", "clat p50"), ("clat_p99_ns", "clat p99"),
                ("clat_p99.9_ns", "clat p99.9"), ("server_cpu_us_per_io", "server CPU/I/O"),
@@ -944,6 +1203,7 @@ def report(out, dest, mdpath):
         "errors": errs,
         "jobs": [dict(j, label=LABEL.get(j["subject"], j["subject"])) for j in g["jobs"]],
         "anchors": anchors, "ratios": ratios, "ratios_latency_cpu": detail_ratios,
+        "threshold_sweep": g.get("sweep") or [],
     }
     with open(dest + ".tmp", "w") as f:
         json.dump(doc, f, indent=1)
@@ -952,7 +1212,7 @@ def report(out, dest, mdpath):
     with open(mdpath, "w") as f:
         f.write(text)
     print(text)
-    expect = len(SUBJECTS) * len(WORKLOADS) if not ONLY else None
+    expect = sum(planned(k, wl) for k in SUBJECT_KEYS for wl in WORKLOADS) if not ONLY else None
     ok = [j for j in g["jobs"] if not j.get("error_text")]
     if expect and len(ok) != expect:
         say("expected %d measured jobs, got %d" % (expect, len(ok)))
