@@ -666,6 +666,14 @@ struct srv_rio {
 	int nseg;
 	int nsge;
 	void *win;			/* zero-copy: the file mapping's range */
+	/*
+	 * Pipelined bounce (rio_pipe_ok): pieces of RIO_PIECE bytes; the
+	 * RDMA of one overlaps the CPU copy of the next. pos: the piece
+	 * whose RDMA is posted last; plen its length.
+	 */
+	bool pipe;
+	uint32_t pos, plen;
+	int npdesc, npsge;
 	struct srv_chanseq cseq;
 	void (*cancel)(struct srv_rio *io);	/* dropped while it waits */
 	uint64_t start_ns;		/* its request's dispatch (metrics) */
@@ -676,6 +684,9 @@ struct srv_rio {
 	struct mem_seg seg[SRV_MAX_SEG];
 	struct smbd_sge sge[SRV_MAX_SEG];
 	struct store_rw srw;		/* io_uring transfer to/from the bounce */
+	/* the piece in flight: its descriptors and bounce segments */
+	struct smbd_desc pdesc[SRV_MAX_DESC];
+	struct smbd_sge psge[SRV_MAX_SEG];
 };
 
 

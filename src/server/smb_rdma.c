@@ -239,6 +239,169 @@ static int rio_store(struct srv_rio *io)
 	return 0;
 }
 
+/* ---- the pipelined bounce ---- */
+
+/* Bytes per piece: the RDMA of one overlaps the CPU copy of the next. */
+#define RIO_PIECE (256u << 10)
+
+/*
+ * Pipelined when the data goes through bounce space to a store that
+ * copies inline and is persistent on return (DAX, device DAX), the
+ * transfer is more than one piece, and the whole range is in the
+ * mapping now (a WRITE that grows the file goes to the ring whole).
+ */
+static bool rio_pipe_ok(struct srv_rio *io)
+{
+	struct store_file *sf = &io->o->sf;
+
+	if (io->win || io->length <= RIO_PIECE || !(sf->ops->flags & STORE_PERSISTENT) ||
+	    !sf->ops->window)
+		return false;
+	if (!sf->ops->window(sf, io->offset, io->length, io->write))
+		return false;
+	sf->ops->window_put(sf);
+	return true;
+}
+
+/* The descriptors and bounce space of bytes [pos, pos + len) of the transfer. */
+static void rio_slice(struct srv_rio *io, uint32_t pos, uint32_t len)
+{
+	uint64_t skip = pos, left = len;
+	int i, n = 0;
+
+	for (i = 0; i < io->ndesc && left; i++) {
+		uint32_t l = io->desc[i].length;
+
+		if (skip >= l) {
+			skip -= l;
+			continue;
+		}
+		io->pdesc[n] = io->desc[i];
+		io->pdesc[n].offset += skip;
+		io->pdesc[n].length = (uint32_t)(l - skip < left ? l - skip : left);
+		left -= io->pdesc[n++].length;
+		skip = 0;
+	}
+	io->npdesc = n;
+	skip = pos;
+	left = len;
+	n = 0;
+	for (i = 0; i < io->nsge && left; i++) {
+		uint32_t l = io->sge[i].len;
+
+		if (skip >= l) {
+			skip -= l;
+			continue;
+		}
+		io->psge[n] = io->sge[i];
+		io->psge[n].addr = (uint8_t *)io->sge[i].addr + skip;
+		io->psge[n].len = (uint32_t)(l - skip < left ? l - skip : left);
+		left -= io->psge[n++].len;
+		skip = 0;
+	}
+	io->npsge = n;
+}
+
+/* RDMA of bytes [pos, pos + len): from the client (WRITE) or to it. */
+static int rio_post_piece(struct srv_rio *io, uint32_t pos, uint32_t len)
+{
+	int ret;
+
+	rio_slice(io, pos, len);
+	ret = smbd_rw_post(io->c->x, !io->write, io->pdesc, io->npdesc, io->psge, io->npsge,
+			   &io->rw);
+	if (!ret) {
+		io->inflight = true;
+		io->pos = pos;
+		io->plen = len;
+	}
+	return ret;
+}
+
+/*
+ * The CPU copy of bytes [pos, pos + len) between bounce space and the
+ * file (pdesc and psge belong to the RDMA in flight: not touched).
+ */
+static ssize_t rio_copy_piece(struct srv_rio *io, uint32_t pos, uint32_t len)
+{
+	struct store_file *sf = &io->o->sf;
+	struct iovec iov[SRV_MAX_SEG];
+	uint64_t skip = pos, left = len;
+	int i, n = 0;
+
+	for (i = 0; i < io->nsge && left; i++) {
+		uint32_t l = io->sge[i].len;
+
+		if (skip >= l) {
+			skip -= l;
+			continue;
+		}
+		iov[n].iov_base = (uint8_t *)io->sge[i].addr + skip;
+		iov[n].iov_len = l - skip < left ? l - skip : left;
+		left -= iov[n++].iov_len;
+		skip = 0;
+	}
+	return io->write ? sf->ops->pwritev(sf, iov, n, io->offset + pos, io->write_through)
+			 : sf->ops->preadv(sf, iov, n, io->offset + pos);
+}
+
+static uint32_t piece_len(const struct srv_rio *io, uint32_t pos)
+{
+	return io->length - pos < RIO_PIECE ? io->length - pos : RIO_PIECE;
+}
+
+/*
+ * WRITE, a piece has arrived (RIO_FETCH): post the next one's RDMA Read,
+ * then copy this one into the file. Returns the next state, or
+ * RIO_FETCH while a Read is in flight.
+ */
+static enum srv_rio_state rio_pipe_fetched(struct srv_rio *io)
+{
+	uint32_t pos = io->pos, len = io->plen, next = pos + len;
+	ssize_t n;
+	int ret;
+
+	if (next < io->length) {
+		ret = rio_post_piece(io, next, piece_len(io, next));
+		if (ret) {
+			io->err = ret;
+			return RIO_RESPOND;
+		}
+	}
+	n = rio_copy_piece(io, pos, len);
+	if (n < 0 || (uint32_t)n != len) {
+		io->err = n < 0 ? (int)n : -EIO;
+		return RIO_RESPOND;	/* it waits for a Read in flight */
+	}
+	io->done = next;
+	return next < io->length ? RIO_FETCH : RIO_RESPOND;
+}
+
+/*
+ * READ: copy the piece at done from the file (RIO_STORE, the previous
+ * piece's RDMA Write in flight), post its Write once that one is done
+ * (RIO_PUSH). A short copy is the end of the file.
+ */
+static enum srv_rio_state rio_pipe_read(struct srv_rio *io)
+{
+	uint32_t pos = io->done, len = piece_len(io, pos);
+	ssize_t n;
+
+	n = rio_copy_piece(io, pos, len);
+	if (n < 0) {
+		io->err = (int)n;
+		return RIO_RESPOND;
+	}
+	if (!n) {
+		if (!pos)
+			io->err = -E_SMB_END_OF_FILE;
+		return RIO_RESPOND;
+	}
+	io->plen = (uint32_t)n;
+	io->pos = pos;
+	return RIO_PUSH;
+}
+
 /*
  * Segments and descriptors trimmed to the n bytes read (short at EOF;
  * a READ's descriptors may total more than its Length).
@@ -328,7 +491,9 @@ static void rio_advance(struct srv_rio *io)
 				io->state = RIO_RESPOND;
 			} else if (io->write) {
 				io->state = RIO_FETCH;
-				ret = rio_post(io, false);
+				io->pipe = rio_pipe_ok(io);
+				ret = io->pipe ? rio_post_piece(io, 0, piece_len(io, 0))
+					       : rio_post(io, false);
 				if (ret) {
 					io->err = ret;
 					io->state = RIO_RESPOND;
@@ -337,14 +502,26 @@ static void rio_advance(struct srv_rio *io)
 				io->c->stats.rdma_writes++;
 				return;
 			} else {
+				io->pipe = rio_pipe_ok(io);
 				io->state = io->win ? RIO_PUSH : RIO_STORE;
 			}
 			break;
 		case RIO_FETCH:
 			/* the client's data is here (or the RDMA Read failed) */
-			io->state = io->err ? RIO_RESPOND : RIO_STORE;
+			if (io->err)
+				io->state = RIO_RESPOND;
+			else if (io->pipe)
+				io->state = rio_pipe_fetched(io);
+			else
+				io->state = RIO_STORE;
+			if (io->state == RIO_FETCH)
+				return;		/* the next piece's Read is in flight */
 			break;
 		case RIO_STORE:
+			if (io->pipe) {
+				io->state = rio_pipe_read(io);
+				break;
+			}
 			if (io->win) {
 				/* the NIC wrote the file's memory: make it persistent */
 				io->o->sf.ops->persist(&io->o->sf, io->win, io->length);
@@ -366,7 +543,26 @@ static void rio_advance(struct srv_rio *io)
 			break;
 		case RIO_PUSH:
 			if (io->c->closing) {
-				io->state = RIO_DONE;
+				io->state = io->inflight ? RIO_RESPOND : RIO_DONE;
+				break;
+			}
+			if (io->pipe) {
+				if (io->inflight)
+					return;		/* the previous piece's Write */
+				if (io->err) {
+					io->state = RIO_RESPOND;
+					break;
+				}
+				ret = rio_post_piece(io, io->pos, io->plen);
+				if (ret) {
+					io->err = ret;
+					io->state = RIO_RESPOND;
+					break;
+				}
+				io->done = io->pos + io->plen;
+				/* copy the next piece while this one moves */
+				io->state = io->plen == piece_len(io, io->pos) &&
+					    io->done < io->length ? RIO_STORE : RIO_RESPOND;
 				break;
 			}
 			if (io->win)
