@@ -507,13 +507,24 @@ class Guest(sd.Guest):
                           "--runtime=3600"]
             slog = open(raw[:-5] + ".server.log", "w")
             srv = subprocess.Popen(sargs, stdout=slog, stderr=subprocess.STDOUT)
-            if not self.wait_listen(RPMA_PORT):
+            listening = False
+            for _ in range(100):
+                if srv.poll() is not None:
+                    break
+                r = run(["rdma", "resource", "show", "cm_id"])
+                if re.search(r"LISTEN.* src-addr [^ ]*:%d( |$)" % RPMA_PORT, r.stdout, re.M):
+                    listening = True
+                    break
+                time.sleep(0.1)
+            # it registers its workspace after listening: give it a moment to fail
+            time.sleep(0.5)
+            if not listening or srv.poll() is not None:
                 srv.kill()
                 srv.wait()
                 slog.close()
                 with open(raw[:-5] + ".server.log") as f:
                     why = summarize(f.read())
-                return self.job_error(rec, "the librpma server did not listen: " + why)
+                return self.job_error(rec, "the librpma server did not serve: " + why)
             ticks = tree_ticks_of(srv.pid)
         elif client == "rdax":
             args += ["--rw=" + rw, "--norandommap=1",
