@@ -667,9 +667,9 @@ struct srv_rio {
 	int nsge;
 	void *win;			/* zero-copy: the file mapping's range */
 	/*
-	 * Pipelined bounce (rio_pipe_ok): pieces of RIO_PIECE bytes; the
-	 * RDMA of one overlaps the CPU copy of the next. pos: the piece
-	 * whose RDMA is posted last; plen its length.
+	 * Pipelined bounce WRITE (rio_pipe_ok): pieces of RIO_PIECE bytes;
+	 * the RDMA Read of one overlaps the CPU copy of the last. pos: the
+	 * piece whose Read is posted last; plen its length.
 	 */
 	bool pipe;
 	uint32_t pos, plen;
