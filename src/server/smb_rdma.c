@@ -266,6 +266,28 @@ static bool rio_pipe_ok(struct srv_rio *io)
 	return true;
 }
 
+/* The part [pos, pos + len) of the bounce space sge[0..n) in out: its count. */
+static int sge_slice(const struct smbd_sge *sge, int nsge, uint64_t pos, uint64_t len,
+		     struct smbd_sge *out)
+{
+	int i, n = 0;
+
+	for (i = 0; i < nsge && len; i++) {
+		uint64_t l = sge[i].len;
+
+		if (pos >= l) {
+			pos -= l;
+			continue;
+		}
+		out[n] = sge[i];
+		out[n].addr = (uint8_t *)sge[i].addr + pos;
+		out[n].len = (uint32_t)(l - pos < len ? l - pos : len);
+		len -= out[n++].len;
+		pos = 0;
+	}
+	return n;
+}
+
 /* The descriptors and bounce space of bytes [pos, pos + len) of the transfer. */
 static void rio_slice(struct srv_rio *io, uint32_t pos, uint32_t len)
 {
@@ -286,23 +308,7 @@ static void rio_slice(struct srv_rio *io, uint32_t pos, uint32_t len)
 		skip = 0;
 	}
 	io->npdesc = n;
-	skip = pos;
-	left = len;
-	n = 0;
-	for (i = 0; i < io->nsge && left; i++) {
-		uint32_t l = io->sge[i].len;
-
-		if (skip >= l) {
-			skip -= l;
-			continue;
-		}
-		io->psge[n] = io->sge[i];
-		io->psge[n].addr = (uint8_t *)io->sge[i].addr + skip;
-		io->psge[n].len = (uint32_t)(l - skip < left ? l - skip : left);
-		left -= io->psge[n++].len;
-		skip = 0;
-	}
-	io->npsge = n;
+	io->npsge = sge_slice(io->sge, io->nsge, pos, len, io->psge);
 }
 
 /* The RDMA Read of bytes [pos, pos + len) from the client. */
@@ -327,21 +333,14 @@ static int rio_post_piece(struct srv_rio *io, uint32_t pos, uint32_t len)
 static ssize_t rio_copy_piece(struct srv_rio *io, uint32_t pos, uint32_t len)
 {
 	struct store_file *sf = &io->o->sf;
+	struct smbd_sge part[SRV_MAX_SEG];
 	struct iovec iov[SRV_MAX_SEG];
-	uint64_t skip = pos, left = len;
-	int i, n = 0;
+	int i, n;
 
-	for (i = 0; i < io->nsge && left; i++) {
-		uint32_t l = io->sge[i].len;
-
-		if (skip >= l) {
-			skip -= l;
-			continue;
-		}
-		iov[n].iov_base = (uint8_t *)io->sge[i].addr + skip;
-		iov[n].iov_len = l - skip < left ? l - skip : left;
-		left -= iov[n++].iov_len;
-		skip = 0;
+	n = sge_slice(io->sge, io->nsge, pos, len, part);
+	for (i = 0; i < n; i++) {
+		iov[i].iov_base = part[i].addr;
+		iov[i].iov_len = part[i].len;
 	}
 	return sf->ops->pwritev(sf, iov, n, io->offset + pos, io->write_through);
 }
