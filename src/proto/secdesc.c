@@ -5,7 +5,13 @@
 #include <string.h>
 
 #include "proto/secdesc.h"
+#include "proto/smb2.h"
 #include "util/bytes.h"
+
+#define AUTH_CREATOR 3
+#define RID_CREATOR_OWNER 0
+#define RID_CREATOR_GROUP 1
+#define RID_OWNER_RIGHTS 4
 
 void sid_make(struct sid *s, uint64_t auth, int n, const uint32_t *sub)
 {
@@ -239,4 +245,195 @@ size_t secdesc_encode(const struct secdesc *sd, uint32_t secinfo, uint8_t *buf, 
 	if (o_dacl)
 		acl_encode(&sd->dacl, buf + o_dacl);
 	return len;
+}
+
+/* ---- access checks ---- */
+
+static const struct {
+	uint32_t generic, specific;
+} generic_map[] = {
+	{ GENERIC_READ, FILE_GENERIC_READ },
+	{ GENERIC_WRITE, FILE_GENERIC_WRITE },
+	{ GENERIC_EXECUTE, FILE_GENERIC_EXECUTE },
+	{ GENERIC_ALL, FILE_ALL_ACCESS },
+};
+
+uint32_t secdesc_map_generic(uint32_t mask)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(generic_map) / sizeof(generic_map[0]); i++)
+		if (mask & generic_map[i].generic)
+			mask = (mask & ~generic_map[i].generic) | generic_map[i].specific;
+	return mask;
+}
+
+void secdesc_acl_map_generic(struct acl *a)
+{
+	int i;
+
+	for (i = 0; i < a->n; i++)
+		a->ace[i].mask = secdesc_map_generic(a->ace[i].mask);
+}
+
+static bool sid_is_creator(const struct sid *s, uint32_t rid)
+{
+	return s->rev == 1 && s->auth == AUTH_CREATOR && s->n == 1 && s->sub[0] == rid;
+}
+
+static bool is_owner(const struct secdesc *sd, const struct sec_token *t)
+{
+	return sd->has_owner && t->has(&sd->owner, t->arg);
+}
+
+/* An effective OWNER RIGHTS ACE: the owner has what it says, no more. */
+static bool has_owner_rights(const struct acl *a)
+{
+	int i;
+
+	for (i = 0; i < a->n; i++)
+		if (!(a->ace[i].flags & INHERIT_ONLY_ACE) &&
+		    sid_is_creator(&a->ace[i].sid, RID_OWNER_RIGHTS))
+			return true;
+	return false;
+}
+
+/* Does ACE e speak of the token's user? */
+static bool ace_applies(const struct ace *e, bool owner, const struct sec_token *t)
+{
+	if (e->flags & INHERIT_ONLY_ACE)
+		return false;
+	if (sid_is_creator(&e->sid, RID_OWNER_RIGHTS))
+		return owner;
+	return t->has(&e->sid, t->arg);
+}
+
+uint32_t secdesc_max_allowed(const struct secdesc *sd, const struct sec_token *t)
+{
+	uint32_t granted = 0, denied = 0;
+	bool owner;
+	int i;
+
+	if (!sd->has_dacl || sd->null_dacl)
+		return FILE_ALL_ACCESS;
+	owner = is_owner(sd, t);
+	if (owner && !has_owner_rights(&sd->dacl))
+		granted = READ_CONTROL | WRITE_DAC;
+	for (i = 0; i < sd->dacl.n; i++) {
+		const struct ace *e = &sd->dacl.ace[i];
+		uint32_t m = secdesc_map_generic(e->mask);
+
+		if (!ace_applies(e, owner, t))
+			continue;
+		if (e->type == ACCESS_ALLOWED_ACE_TYPE)
+			granted |= m & ~denied;
+		else if (e->type == ACCESS_DENIED_ACE_TYPE)
+			denied |= m & ~granted;
+	}
+	return granted;
+}
+
+int secdesc_access_check(const struct secdesc *sd, const struct sec_token *t,
+			 uint32_t desired, uint32_t *granted)
+{
+	uint32_t want = secdesc_map_generic(desired & ~MAXIMUM_ALLOWED);
+	uint32_t left, denied = 0;
+	bool owner;
+	int i;
+
+	if (desired & MAXIMUM_ALLOWED)
+		want |= secdesc_max_allowed(sd, t);
+	left = want;
+	if (sd->has_dacl && !sd->null_dacl) {
+		owner = is_owner(sd, t);
+		if (owner && !has_owner_rights(&sd->dacl))
+			left &= ~(READ_CONTROL | WRITE_DAC);
+		for (i = 0; i < sd->dacl.n && left; i++) {
+			const struct ace *e = &sd->dacl.ace[i];
+			uint32_t m = secdesc_map_generic(e->mask);
+
+			if (!ace_applies(e, owner, t))
+				continue;
+			if (e->type == ACCESS_ALLOWED_ACE_TYPE)
+				left &= ~(m & ~denied);
+			else if (e->type == ACCESS_DENIED_ACE_TYPE)
+				denied |= left & m;
+		}
+		left |= denied;
+	} else {
+		left &= ACCESS_SYSTEM_SECURITY;	/* no DACL: all but the SACL */
+	}
+	/* a privilege, not an ACE, opens the SACL */
+	if (left & ACCESS_SYSTEM_SECURITY) {
+		if (!t->priv_security) {
+			*granted = ACCESS_SYSTEM_SECURITY;
+			return -EPERM;
+		}
+		left &= ~ACCESS_SYSTEM_SECURITY;
+	}
+	*granted = left ? left : want;
+	return left ? -EACCES : 0;
+}
+
+static void ace_put(struct acl *a, const struct ace *e, uint8_t flags, uint32_t mask,
+		    const struct sid *sid)
+{
+	struct ace *n;
+
+	if (a->n >= SECDESC_MAX_ACES)
+		return;
+	n = &a->ace[a->n++];
+	n->type = e->type;
+	n->flags = flags;
+	n->mask = mask;
+	n->sid = *sid;
+}
+
+int secdesc_inherit(const struct secdesc *parent, bool dir, const struct sid *owner,
+		    const struct sid *group, struct secdesc *child)
+{
+	bool autoinh = parent->control & SE_DACL_AUTO_INHERITED;
+	uint8_t inh = autoinh ? INHERITED_ACE : 0;
+	struct acl *out = &child->dacl;
+	int i;
+
+	memset(child, 0, sizeof(*child));
+	child->control = SE_SELF_RELATIVE | SE_DACL_PRESENT | (autoinh ? SE_DACL_AUTO_INHERITED : 0);
+	child->has_dacl = true;
+	out->rev = parent->dacl.rev ? parent->dacl.rev : 2;
+	if (!parent->has_dacl || parent->null_dacl)
+		return 0;
+	for (i = 0; i < parent->dacl.n; i++) {
+		const struct ace *e = &parent->dacl.ace[i];
+		bool oi = e->flags & OBJECT_INHERIT_ACE, ci = e->flags & CONTAINER_INHERIT_ACE;
+		bool np = e->flags & NO_PROPAGATE_INHERIT_ACE;
+		uint8_t pass = e->flags & (OBJECT_INHERIT_ACE | CONTAINER_INHERIT_ACE);
+		uint32_t mask = secdesc_map_generic(e->mask);
+		const struct sid *who = &e->sid;
+		bool split;
+
+		if (e->type != ACCESS_ALLOWED_ACE_TYPE && e->type != ACCESS_DENIED_ACE_TYPE)
+			continue;
+		if (sid_is_creator(who, RID_CREATOR_OWNER))
+			who = owner;
+		else if (sid_is_creator(who, RID_CREATOR_GROUP))
+			who = group;
+		if (!dir) {
+			if (oi)
+				ace_put(out, e, inh, mask, who);
+			continue;
+		}
+		if (ci) {
+			split = !np && (who != &e->sid || mask != e->mask);
+			if (np || split)
+				ace_put(out, e, inh, mask, who);
+			else
+				ace_put(out, e, inh | pass, mask, who);
+			if (split)
+				ace_put(out, e, inh | INHERIT_ONLY_ACE | pass, e->mask, &e->sid);
+		} else if (oi && !np) {
+			ace_put(out, e, inh | INHERIT_ONLY_ACE | OBJECT_INHERIT_ACE, e->mask, &e->sid);
+		}
+	}
+	return out->n;
 }

@@ -113,4 +113,50 @@ int secdesc_decode(const uint8_t *p, size_t len, struct secdesc *sd);
  */
 size_t secdesc_encode(const struct secdesc *sd, uint32_t secinfo, uint8_t *buf, size_t cap);
 
+/*
+ * Access decisions ([MS-DTYP] 2.5.3.2, without object types, conditional
+ * ACEs or central policies). Who asks is a token: a test of whether a
+ * SID is one of its user's (the user, its groups, Everyone ...), and
+ * whether it holds SeSecurityPrivilege (ACCESS_SYSTEM_SECURITY).
+ */
+struct sec_token {
+	bool (*has)(const struct sid *s, const void *arg);
+	const void *arg;
+	bool priv_security;
+};
+
+/* GENERIC_* bits of a mask (and of every ACE of an ACL) as file rights. */
+uint32_t secdesc_map_generic(uint32_t mask);
+void secdesc_acl_map_generic(struct acl *a);
+
+/*
+ * What the DACL grants the token: ACEs in order, the first to decide a
+ * bit wins; the owner has READ_CONTROL and WRITE_DAC unless an effective
+ * OWNER RIGHTS (S-1-3-4) ACE says what the owner has; a NULL or absent
+ * DACL grants FILE_ALL_ACCESS. Generic bits in ACEs count as mapped.
+ */
+uint32_t secdesc_max_allowed(const struct secdesc *sd, const struct sec_token *t);
+
+/*
+ * The check for desired (generic bits mapped first, MAXIMUM_ALLOWED as
+ * above): 0 and *granted = what is granted; -EACCES and *granted = the
+ * bits refused; -EPERM when ACCESS_SYSTEM_SECURITY is asked without the
+ * privilege.
+ */
+int secdesc_access_check(const struct secdesc *sd, const struct sec_token *t,
+			 uint32_t desired, uint32_t *granted);
+
+/*
+ * The DACL a new file (dir false) or directory inherits from its
+ * parent's ([MS-DTYP] 2.5.3.4.1, without object types): OBJECT_INHERIT
+ * ACEs for a file; CONTAINER_INHERIT ones for a directory (inheriting on
+ * unless NO_PROPAGATE), OBJECT_INHERIT ones inherit-only for its files.
+ * CREATOR OWNER / GROUP become owner and group, and generic bits are
+ * mapped, in the ACE that takes effect; an ACE that must also pass on
+ * keeps its original form, inherit-only. INHERITED, and the DACL
+ * AUTO_INHERITED, when the parent's is. The number of ACEs.
+ */
+int secdesc_inherit(const struct secdesc *parent, bool dir, const struct sid *owner,
+		    const struct sid *group, struct secdesc *child);
+
 #endif

@@ -506,30 +506,37 @@ set:
  * USER_OBJ, GROUP_OBJ and OTHER, and a mask when there are named entries.
  * Everyone's perms (world) go to every user and group entry too: an NT
  * ACE for Everyone applies to the owner and the groups as well.
+ *
+ * The POSIX ACL beside a kept DACL is its envelope: the kernel must let
+ * through whatever the DACL grants, and the DACL decides (srv_sd_access).
+ * So the owner has at least r (rwx on a directory, and in a default ACL:
+ * Samba's ensure_minimal_owner_ace_perms; the owner may chmod anyway),
+ * and on a directory r or w brings x (listing and adding need search).
  */
-static int posix_complete(acl_t *acl, unsigned int world)
+static int posix_complete(acl_t *acl, unsigned int world, unsigned int owner_min, bool dir)
 {
 	acl_entry_t ent;
 	int ret, id;
 
-	ret = posix_add(acl, ACL_USER_OBJ, 0, 0) ?: posix_add(acl, ACL_GROUP_OBJ, 0, 0) ?:
+	ret = posix_add(acl, ACL_USER_OBJ, 0, owner_min) ?: posix_add(acl, ACL_GROUP_OBJ, 0, 0) ?:
 	      posix_add(acl, ACL_OTHER, 0, 0);
 	if (ret)
 		return ret;
-	for (id = ACL_FIRST_ENTRY; world && acl_get_entry(*acl, id, &ent) == 1;
-	     id = ACL_NEXT_ENTRY) {
+	for (id = ACL_FIRST_ENTRY; acl_get_entry(*acl, id, &ent) == 1; id = ACL_NEXT_ENTRY) {
 		acl_permset_t ps;
 		acl_tag_t tag;
 
 		acl_get_tag_type(ent, &tag);
-		if (tag == ACL_OTHER || tag == ACL_MASK)
+		if (tag == ACL_MASK)
 			continue;
 		acl_get_permset(ent, &ps);
-		if (world & ACL_READ)
+		if (tag != ACL_OTHER && world & ACL_READ)
 			acl_add_perm(ps, ACL_READ);
-		if (world & ACL_WRITE)
+		if (tag != ACL_OTHER && world & ACL_WRITE)
 			acl_add_perm(ps, ACL_WRITE);
-		if (world & ACL_EXECUTE)
+		if (tag != ACL_OTHER && world & ACL_EXECUTE)
+			acl_add_perm(ps, ACL_EXECUTE);
+		if (dir && (acl_get_perm(ps, ACL_READ) == 1 || acl_get_perm(ps, ACL_WRITE) == 1))
 			acl_add_perm(ps, ACL_EXECUTE);
 		if (acl_set_permset(ent, ps))
 			return -errno;
@@ -599,9 +606,9 @@ static int dacl_to_posix(const struct acl *dacl, const struct stat *st, acl_t *a
 			ret = posix_add(dflt, dtag, id, perm);
 	}
 	if (!ret)
-		ret = posix_complete(acc, world);
+		ret = posix_complete(acc, world, dir ? ACL_RWX : ACL_READ, dir);
 	if (!ret && dir && acl_entries(*dflt) > 0)
-		ret = posix_complete(dflt, dworld);
+		ret = posix_complete(dflt, dworld, ACL_RWX, true);
 	if (!ret && dir && acl_entries(*dflt) == 0) {
 		acl_free(*dflt);
 		*dflt = NULL;
@@ -717,6 +724,8 @@ static int sd_apply(int fd, struct secdesc *sd, uint32_t secinfo,
 			secinfo &= ~DACL_SECURITY_INFORMATION;	/* a chmod only */
 	}
 	if (secinfo & DACL_SECURITY_INFORMATION && sd->has_dacl) {
+		/* kept as file rights, as Windows and Samba keep them */
+		secdesc_acl_map_generic(&sd->dacl);
 		/* as Windows: AUTO_INHERITED sticks only with AUTO_INHERIT_REQ */
 		k->control &= (uint16_t)~(SE_DACL_PROTECTED | SE_DACL_AUTO_INHERITED);
 		k->control |= sd->control & SE_DACL_PROTECTED;
@@ -804,59 +813,10 @@ out:
 	return ret;
 }
 
-/*
- * The ACEs a new file or directory inherits from its parent's kept DACL
- * ([MS-DTYP] 2.5.3.4.1, without object types): OBJECT_INHERIT ones for
- * a file; for a directory CONTAINER_INHERIT ones (inheriting on unless
- * NO_PROPAGATE), OBJECT_INHERIT ones inherit-only for its files. CREATOR
- * OWNER / GROUP become the new owner and group where the ACE takes
- * effect. Flagged INHERITED, and the DACL AUTO_INHERITED, when the
- * parent's is.
- */
-static void dacl_inherit(const struct secdesc *parent, bool dir, const struct stat *st,
-			 struct acl *out)
-{
-	bool autoinh = parent->control & SE_DACL_AUTO_INHERITED;
-	uint8_t inh = autoinh ? INHERITED_ACE : 0;
-	int i;
-
-	out->rev = parent->dacl.rev;
-	out->n = 0;
-	for (i = 0; i < parent->dacl.n; i++) {
-		const struct ace *e = &parent->dacl.ace[i];
-		bool oi = e->flags & OBJECT_INHERIT_ACE, ci = e->flags & CONTAINER_INHERIT_ACE;
-		bool np = e->flags & NO_PROPAGATE_INHERIT_ACE;
-		bool creator = sid_is(&e->sid, AUTH_CREATOR, 0) || sid_is(&e->sid, AUTH_CREATOR, 1);
-		struct sid who = e->sid;
-
-		if (sid_is(&e->sid, AUTH_CREATOR, 0))
-			sid_unix(&who, UNIX_USERS, st->st_uid);
-		else if (sid_is(&e->sid, AUTH_CREATOR, 1))
-			sid_unix(&who, UNIX_GROUPS, st->st_gid);
-		if (!dir) {
-			if (oi)
-				ace_add(out, e->type, inh, e->mask, &who);
-			continue;
-		}
-		if (ci) {
-			if (np || !creator)
-				ace_add(out, e->type, inh | (np ? 0 : e->flags & INHERIT_FLAGS),
-					e->mask, &who);
-			else	/* the effective ACE, and the creator's kept inheritable */
-				ace_add(out, e->type, inh, e->mask, &who);
-			if (creator && !np)
-				ace_add(out, e->type, inh | INHERIT_ONLY_ACE | (e->flags & INHERIT_FLAGS),
-					e->mask, &e->sid);
-		} else if (oi && !np) {
-			ace_add(out, e->type, inh | INHERIT_ONLY_ACE | OBJECT_INHERIT_ACE, e->mask,
-				&e->sid);
-		}
-	}
-}
-
 int srv_sd_inherit(int parent, int fd, const struct srv_ident *id)
 {
 	struct secdesc *ps = NULL, *k = NULL;
+	struct sid owner, group;
 	struct stat pst, st;
 	char ppath[64], path[64];
 	uint64_t stamp;
@@ -875,10 +835,11 @@ int srv_sd_inherit(int parent, int fd, const struct srv_ident *id)
 	ret = kept_read(parent, ppath, &pst, id, ps);
 	if (ret <= 0 || !ps->has_dacl || ps->null_dacl)
 		goto out;	/* the POSIX default ACL did it all */
-	k->has_dacl = true;
-	k->control = SE_SELF_RELATIVE | SE_DACL_PRESENT |
-		     (ps->control & SE_DACL_AUTO_INHERITED);
-	dacl_inherit(ps, S_ISDIR(st.st_mode), &st, &k->dacl);
+	sid_unix(&owner, UNIX_USERS, st.st_uid);
+	sid_unix(&group, UNIX_GROUPS, st.st_gid);
+	/* nothing inheritable: the POSIX view is the default DACL */
+	if (!secdesc_inherit(ps, S_ISDIR(st.st_mode), &owner, &group, k))
+		goto out;
 	ret = stamp_now(path, &st, &stamp);
 	if (!ret)
 		ret = kept_write(fd, k, stamp, &st);
@@ -927,17 +888,18 @@ int srv_sd_create(int fd, const uint8_t *p, size_t len, const struct srv_ident *
 }
 
 /* The session user's SIDs: the user, every group, Everyone, Authenticated Users. */
-static bool ace_applies(const struct ace *e, const struct srv_ident *id)
+static bool ident_has(const struct sid *s, const void *arg)
 {
+	const struct srv_ident *id = arg;
 	int64_t v;
 	int i;
 
-	if (sid_is(&e->sid, AUTH_WORLD, 0) || sid_is(&e->sid, AUTH_NT, 11))
+	if (sid_is(s, AUTH_WORLD, 0) || sid_is(s, AUTH_NT, 11))
 		return true;
-	v = sid_unix_id(&e->sid, UNIX_USERS);
+	v = sid_unix_id(s, UNIX_USERS);
 	if (v >= 0)
 		return (uid_t)v == id->uid;
-	v = sid_unix_id(&e->sid, UNIX_GROUPS);
+	v = sid_unix_id(s, UNIX_GROUPS);
 	if (v < 0)
 		return false;
 	if ((gid_t)v == id->gid)
@@ -948,85 +910,65 @@ static bool ace_applies(const struct ace *e, const struct srv_ident *id)
 	return false;
 }
 
-static uint32_t generic_map(uint32_t m)
+bool srv_sd_privileged(const struct srv_ident *id)
 {
-	if (m & GENERIC_ALL)
-		m |= FILE_ALL_ACCESS;
-	if (m & GENERIC_READ)
-		m |= FILE_GENERIC_READ;
-	if (m & GENERIC_WRITE)
-		m |= FILE_GENERIC_WRITE;
-	if (m & GENERIC_EXECUTE)
-		m |= FILE_GENERIC_EXECUTE;
-	return m & FILE_ALL_ACCESS;
+	return !id || id->uid == 0;
 }
 
 /*
- * What the kept DACL grants and denies id ([MS-DTYP] 2.5.3.2, for
- * MAXIMUM_ALLOWED): ACEs in order, the first to decide a bit wins; the
- * owner has READ_CONTROL and WRITE_DAC unless an OWNER RIGHTS (S-1-3-4)
- * ACE says otherwise. 1 with a kept DACL, else 0.
+ * The kept descriptor of fd, owner and group from the file where it
+ * keeps none: 1; 0 when none is kept (or it is stale); a negative errno.
  */
-static int nt_access(int fd, const struct srv_ident *id, uint32_t *granted, uint32_t *denied)
+static int kept_for_check(int fd, const struct srv_ident *id, struct secdesc *sd)
 {
-	bool owner_rights = false, owner;
-	struct secdesc *sd;
 	struct stat st;
 	char path[64];
-	int i, ret = 0;
+	int ret;
 
-	*granted = *denied = 0;
-	if (!id || fstat(fd, &st) || fd_path(fd, path, sizeof(path)))
-		return 0;
-	sd = malloc(sizeof(*sd));
-	if (!sd)
-		return 0;
-	if (kept_read(fd, path, &st, id, sd) != 1 || !sd->has_dacl)
-		goto out;
-	ret = 1;
-	if (sd->null_dacl) {
-		*granted = FILE_ALL_ACCESS;
-		goto out;
-	}
-	owner = id->uid == st.st_uid;
-	for (i = 0; i < sd->dacl.n; i++)
-		if (!(sd->dacl.ace[i].flags & INHERIT_ONLY_ACE) &&
-		    sid_is(&sd->dacl.ace[i].sid, AUTH_CREATOR, 4))
-			owner_rights = true;
-	if (owner && !owner_rights)
-		*granted = READ_CONTROL | WRITE_DAC;
-	for (i = 0; i < sd->dacl.n; i++) {
-		const struct ace *e = &sd->dacl.ace[i];
-		uint32_t m = generic_map(e->mask);
-
-		if (e->flags & INHERIT_ONLY_ACE)
-			continue;
-		if (!ace_applies(e, id) && !(owner && sid_is(&e->sid, AUTH_CREATOR, 4)))
-			continue;
-		if (e->type == ACCESS_ALLOWED_ACE_TYPE)
-			*granted |= m & ~*denied;
-		else if (e->type == ACCESS_DENIED_ACE_TYPE)
-			*denied |= m & ~*granted;
-	}
-out:
-	free(sd);
-	return ret;
+	if (fstat(fd, &st))
+		return -errno;
+	ret = fd_path(fd, path, sizeof(path));
+	if (ret)
+		return ret;
+	ret = kept_read(fd, path, &st, id, sd);
+	if (ret != 1 || !sd->has_dacl)
+		return ret < 0 ? ret : 0;
+	if (!sd->has_owner)
+		sid_unix(&sd->owner, UNIX_USERS, st.st_uid);
+	if (!sd->has_group)
+		sid_unix(&sd->group, UNIX_GROUPS, st.st_gid);
+	sd->has_owner = sd->has_group = true;
+	return 1;
 }
 
-uint32_t srv_sd_denied(int fd, const struct srv_ident *id)
+int srv_sd_access(int fd, const struct srv_ident *id, uint32_t desired, uint32_t *granted)
 {
-	uint32_t granted, denied;
+	struct sec_token tok = { ident_has, id, srv_sd_privileged(id) };
+	struct secdesc *sd;
+	int ret;
 
-	nt_access(fd, id, &granted, &denied);
-	return denied;
+	*granted = 0;
+	if (srv_sd_privileged(id))
+		return 0;	/* as Samba: root is not checked */
+	sd = malloc(sizeof(*sd));
+	if (!sd)
+		return -ENOMEM;
+	ret = kept_for_check(fd, id, sd);
+	if (ret == 1)
+		ret = secdesc_access_check(sd, &tok, desired, granted) ?: 1;
+	free(sd);
+	return ret;
 }
 
 uint32_t srv_sd_maximal(int fd, const struct stat *st, const struct srv_ident *id)
 {
 	uint32_t m = READ_CONTROL | SYNCHRONIZE | FILE_READ_ATTRIBUTES;
 	bool dir = S_ISDIR(st->st_mode);
-	uint32_t granted, denied;
+	uint32_t granted;
 
+	/* a kept descriptor says it all (the kernel is asked at the open) */
+	if (srv_sd_access(fd, id, MAXIMUM_ALLOWED, &granted) == 1)
+		return granted | FILE_READ_ATTRIBUTES;
 	if (!store_access_at(fd, NULL, R_OK))
 		m |= FILE_GENERIC_READ;
 	if (!store_access_at(fd, NULL, W_OK))
@@ -1035,8 +977,5 @@ uint32_t srv_sd_maximal(int fd, const struct stat *st, const struct srv_ident *i
 		m |= FILE_GENERIC_EXECUTE;
 	if (!id || id->uid == st->st_uid || id->uid == 0)
 		m |= WRITE_DAC | WRITE_OWNER | FILE_WRITE_ATTRIBUTES;
-	/* a kept DACL says it all, within what the kernel allows */
-	if (nt_access(fd, id, &granted, &denied) == 1)
-		return granted & (m | DELETE_ACCESS | WRITE_DAC | WRITE_OWNER);
 	return m;
 }

@@ -1527,14 +1527,22 @@ int srv_attr_set(struct srv_share *sh, int fd, const struct srv_attr *a, uint32_
 /*
  * Security descriptors (secdesc.c): the parts secinfo asks for, encoded
  * into buf (*len: the size, larger than cap when it did not fit); a
- * descriptor a client sets; the access a stored DACL denies id on the
- * file; the maximal access of id on it (MxAc).
+ * descriptor a client sets; the maximal access of id on the file (MxAc).
  */
 int srv_sd_query(struct srv_req *req, struct srv_open *o, uint32_t secinfo,
 		 uint8_t *buf, size_t cap, size_t *len);
 int srv_sd_set(struct srv_req *req, struct srv_open *o, uint32_t secinfo,
 	       const uint8_t *p, size_t len);
-uint32_t srv_sd_denied(int fd, const struct srv_ident *id);
+/*
+ * The access check of a file with a kept descriptor ([MS-DTYP] 2.5.3.2
+ * as id, generic bits mapped, MAXIMUM_ALLOWED computed): 1 and *granted
+ * when it grants desired; -EACCES (-EPERM: ACCESS_SYSTEM_SECURITY without
+ * the privilege) and *granted = the bits refused; 0 when the file has no
+ * kept descriptor or id is root: the POSIX ACL decides alone.
+ */
+int srv_sd_access(int fd, const struct srv_ident *id, uint32_t desired, uint32_t *granted);
+/* SeSecurityPrivilege (the SACL): held by root only. */
+bool srv_sd_privileged(const struct srv_ident *id);
 /* The SecD create context: well formed (0), then applied to a new file. */
 int srv_sd_check(const uint8_t *p, size_t len);
 int srv_sd_create(int fd, const uint8_t *p, size_t len, const struct srv_ident *id);

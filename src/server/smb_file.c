@@ -178,6 +178,7 @@ struct create_ctxs {
 	struct smb2_buf secd;		/* SecD: the new file's descriptor */
 	struct smb2_buf eas;		/* ExtA: the new or overwritten file's EAs */
 	bool posix;			/* the POSIX context, on a share with them */
+	uint32_t ntmax;			/* MxAc from a kept DACL (0: none) */
 	uint32_t posix_mode;		/* its mode for a new file */
 	struct srv_cache_req cache;
 	struct srv_durable_req durable;
@@ -339,7 +340,8 @@ static int create_ctxs_answer(struct srv_req *req, const struct create_ctxs *cx,
 		put_le32(d, 0);
 		/* a symlink's ACL is its target's: not looked at */
 		put_le32(d + 4, req->tree->maximal_access &
-				(o->symlink ? ~0u : srv_sd_maximal(o->fd, st, req->tree->ident)));
+				(o->symlink ? ~0u : cx->ntmax ? cx->ntmax :
+				 srv_sd_maximal(o->fd, st, req->tree->ident)));
 		smb2_create_ctx_add(&w, &prev, SMB2_CTX_MXAC, d, 8);
 	}
 	if (cx->qfid) {
@@ -421,6 +423,9 @@ static int open_as_asked(struct srv_share *sh, const char *path,
 	/* truncation waits for the file table: a DAX mapping may exist */
 	if (*access & DATA_WRITE || truncate) {
 		ret = store_open(&sh->root, path, flags | O_RDWR, 0644, fd);
+		/* a right to write but not to read (the POSIX ACL of a DACL) */
+		if ((ret == -EACCES || ret == -EPERM) && exists && !(*access & DATA_READ))
+			ret = store_open(&sh->root, path, flags | O_WRONLY, 0, fd);
 		if ((ret != -EACCES && ret != -EPERM) || named_write)
 			return ret;
 		*access &= ~(DATA_WRITE | FILE_WRITE_ATTRIBUTES | FILE_WRITE_EA);
@@ -567,36 +572,89 @@ static int create_attr_checks(struct srv_share *sh, int fd, const char *path,
 	return 0;
 }
 
-/*
- * What a DACL kept for the file denies the user (the kernel judges the
- * allowed part from the POSIX ACL): refused if asked for by name,
- * dropped if only MAXIMUM_ALLOWED or GENERIC_ALL brought it.
- */
-static int create_sd_check(int fd, const struct smb2_create_req *r, bool truncate,
-			   uint32_t *access, const struct srv_tree *t)
+/* The directory path is in (the share's root for a top-level name), O_PATH. */
+static int open_parent(struct srv_share *sh, const char *path, int *fd)
 {
-	uint32_t denied = srv_sd_denied(fd, t->ident);
-	uint32_t named = map_access(r->desired_access & ~MAXIMUM_ALLOWED, t);
+	char parent[SRV_PATH_MAX];
+	const char *slash = strrchr(path, '/');
 
-	if (!denied)
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - path) : 0, path);
+	return store_open(&sh->root, *parent ? parent : ".", O_PATH | O_DIRECTORY, 0, fd);
+}
+
+/*
+ * What the parent's kept DACL says of right (FILE_ADD_FILE,
+ * FILE_ADD_SUBDIRECTORY, FILE_DELETE_CHILD): 1 granted, -EACCES refused,
+ * 0 no kept DACL (the kernel decides alone).
+ */
+static int parent_access(struct srv_share *sh, const char *path, uint32_t right,
+			 const struct srv_ident *id)
+{
+	uint32_t granted;
+	int pfd, ret;
+
+	if (!*path)
 		return 0;
-	if (named & denied || (truncate && denied & FILE_WRITE_DATA) ||
-	    (r->options & FILE_DELETE_ON_CLOSE && denied & DELETE_ACCESS))
-		return -EACCES;
-	*access &= ~denied;
-	return 0;
+	ret = open_parent(sh, path, &pfd);
+	if (ret)
+		return ret;
+	ret = srv_sd_access(pfd, id, right, &granted);
+	close(pfd);
+	return ret;
+}
+
+/*
+ * The access of an open of an existing file with a kept DACL, decided by
+ * it as Samba decides by the NT ACL (smbd_check_access_rights_fsp, an
+ * overwrite needing FILE_WRITE_DATA):
+ * FILE_READ_ATTRIBUTES is always granted, DELETE also by the parent's
+ * FILE_DELETE_CHILD, MAXIMUM_ALLOWED (and MxAc, *ntmax) is what the DACL
+ * grants. 1 with *access set (the kernel still judges the open), 0 when there is no
+ * kept DACL (the POSIX ACL decides), or the refusal.
+ */
+static int create_nt_access(struct srv_share *sh, const char *path,
+			    const struct smb2_create_req *r, bool truncate, uint32_t *access,
+			    uint32_t *ntmax, const struct srv_ident *id)
+{
+	uint32_t want = secdesc_map_generic(r->desired_access & ~MAXIMUM_ALLOWED);
+	uint32_t max, refused;
+	int fd, ret, del = -EACCES;
+
+	ret = store_open(&sh->root, path, O_PATH, 0, &fd);
+	if (ret)
+		return ret;
+	ret = srv_sd_access(fd, id, MAXIMUM_ALLOWED, &max);
+	if (ret != 1)
+		goto out;
+	if (!(max & DELETE_ACCESS))
+		del = parent_access(sh, path, FILE_DELETE_CHILD, id);
+	if (del == 0) {	/* no kept DACL on the parent: may the user unlink? */
+		struct stat st;
+
+		del = !fstat(fd, &st) && !store_may_delete(&sh->root, path, &st) ? 1 : -EACCES;
+	}
+	*ntmax = max | FILE_READ_ATTRIBUTES | (del == 1 ? DELETE_ACCESS : 0);
+	if (r->desired_access & MAXIMUM_ALLOWED)
+		want |= *ntmax;
+	/* an overwrite writes, whatever was asked */
+	ret = srv_sd_access(fd, id, (want & ~FILE_READ_ATTRIBUTES) |
+				    (truncate ? FILE_WRITE_DATA : 0), &refused);
+	if (ret == -EACCES && refused == DELETE_ACCESS && del == 1)
+		ret = 1;
+	if (ret == 1)
+		*access = want & (FILE_ALL_ACCESS | ACCESS_SYSTEM_SECURITY);
+out:
+	close(fd);
+	return ret;
 }
 
 /* A new file inherits its parent's kept DACL (failures are logged only). */
 static void create_inherit(struct srv_share *sh, const char *path, int fd,
 			   const struct srv_ident *id)
 {
-	char parent[SRV_PATH_MAX];
-	const char *slash = strrchr(path, '/');
 	int pfd, ret;
 
-	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - path) : 0, path);
-	ret = store_open(&sh->root, *parent ? parent : ".", O_PATH | O_DIRECTORY, 0, &pfd);
+	ret = open_parent(sh, path, &pfd);
 	if (!ret) {
 		ret = srv_sd_inherit(pfd, fd, id);
 		close(pfd);
@@ -1118,6 +1176,11 @@ int smb_create(struct srv_req *req)
 		if (!(r.options & FILE_DIRECTORY_FILE) && r.options & FILE_DELETE_ON_CLOSE &&
 		    r.file_attributes & FILE_ATTRIBUTE_READONLY && !sh->dos.delete_readonly)
 			return -E_SMB_CANNOT_DELETE;
+		/* the parent's kept DACL may refuse a new name (as Samba) */
+		ret = parent_access(sh, path, r.options & FILE_DIRECTORY_FILE ?
+					      FILE_ADD_SUBDIRECTORY : FILE_ADD_FILE, t->ident);
+		if (ret == -EACCES || ret == -EPERM)
+			return -EACCES;
 		action = FILE_CREATED;
 		if (r.options & FILE_DIRECTORY_FILE) {
 			ret = store_mkdir(&sh->root, path, 0755);
@@ -1141,6 +1204,13 @@ int smb_create(struct srv_req *req)
 		ret = create_alloc_room(sh, cx.alloc);
 		if (ret)
 			return ret;
+	}
+	if (exists) {
+		ret = create_nt_access(sh, path, &r, truncate, &access, &cx.ntmax, t->ident);
+		if (ret < 0)
+			return ret;
+		if (ret && t->read_only)
+			access &= ~WRITE_LIKE;	/* what was asked by name was refused above */
 	}
 	if (exists && access & DELETE_ACCESS) {
 		/* as the kernel would judge an unlink by this user, now */
@@ -1169,11 +1239,6 @@ int smb_create(struct srv_req *req)
 	if (!is_dir && !S_ISREG(st.st_mode)) {
 		ret = -EACCES;		/* devices, fifos, sockets are not served */
 		goto out_close_fd;
-	}
-	if (action != FILE_CREATED) {
-		ret = create_sd_check(fd, &r, truncate, &access, t);
-		if (ret)
-			goto out_close_fd;
 	}
 	if (action != FILE_CREATED && !is_dir &&
 	    (access & DATA_WRITE || truncate || r.options & FILE_DELETE_ON_CLOSE)) {

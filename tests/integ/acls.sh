@@ -106,8 +106,12 @@ check_output "... is a named user entry of the access ACL" "user:$ub:r--" getfac
 check_output "... and shows again" "ACL:S-1-22-1-$uidb:0/0x0/0x00120089" cacls $ua f
 check_output "$ub reads f now" "getting file" get $ub f
 
-check "smbcacls --delete: the ACE goes" \
-	cacls $ua f --delete "ACL:S-1-22-1-$uidb:ALLOWED/0x0/R"
+# the DACL is kept now and decides: the owner has READ_CONTROL and
+# WRITE_DAC, not the WRITE_OWNER smbcacls asks for when it sends the owner
+check_fails_output "smbcacls --delete with the owner: WRITE_OWNER is not the owner's" \
+	"NT_STATUS_ACCESS_DENIED" cacls $ua f --delete "ACL:S-1-22-1-$uidb:ALLOWED/0x0/R"
+check "smbcacls --delete of the DACL alone: the ACE goes" \
+	cacls $ua f --set-security-info=4 --delete "ACL:S-1-22-1-$uidb:ALLOWED/0x0/R"
 lacks "... and the named entry with it" "user:$ub" getfacl -p "$T/data/f"
 check_fails_output "$ub is refused again (the kernel: 0640)" "NT_STATUS_ACCESS_DENIED" get $ub f
 
@@ -128,9 +132,22 @@ lacks "... and it no longer shows" "S-1-22-1-$uidb" cacls $ua f
 
 check "inheritable ACEs on a directory" \
 	cacls $ua d --set "ACL:S-1-22-1-$uida:ALLOWED/0x0/FULL,ACL:S-1-22-1-$uidb:ALLOWED/OI|CI/R,ACL:S-1-3-0:ALLOWED/OI|CI|IO/FULL"
-check_output "... are its default ACL" "default:user:$ub:r--" getfacl -p "$T/data/d"
+# on a directory the POSIX ACL of a DACL lets read search too (the DACL decides)
+check_output "... are its default ACL" "default:user:$ub:r-x" getfacl -p "$T/data/d"
 check_output "... with CREATOR OWNER as default:user::" "default:user::rwx" getfacl -p "$T/data/d"
-check_output "... and the access ACL has $ub too" "^user:$ub:r--" getfacl -p "$T/data/d"
+check_output "... and the access ACL has $ub too" "^user:$ub:r-x" getfacl -p "$T/data/d"
+
+# a kept DACL decides: the owner may write g on disk, the DACL says read only
+printf 'g\n' >"$T/data/g"
+own $ua "$T/data/g"
+chmod 0600 "$T/data/g"
+check "a DACL granting the owner read only" \
+	cacls $ua g --set-security-info=4 --set "ACL:S-1-22-1-$uida:ALLOWED/0x0/R"
+check_fails_output "... refuses the owner's write (POSIX would allow it)" "NT_STATUS_ACCESS_DENIED" \
+	sh -c "cd '$T' && timeout 30 smbclient //127.0.0.1/data -U '$ua%pw $ua' -c 'put got g'"
+check_output "... and lets the owner read" "getting file" get $ua g
+check_output "MxAc: the DACL's read, the owner's READ_CONTROL and WRITE_DAC, DELETE by the directory" \
+	"Maximum access: 0x170089" timeout 30 smbcacls //127.0.0.1/data g -U "$ua%pw $ua" -x
 
 check_fails_output "$ua cannot give f away (no CAP_CHOWN)" "NT_STATUS_ACCESS_DENIED" \
 	cacls $ua f --chown "S-1-22-1-$uidb"

@@ -3,10 +3,9 @@
 # Security descriptors, calibrated: smbtorture's smb2.acls family against
 # Samba smbd (vfs objects acl_xattr streams_xattr, as Samba keeps NT ACLs)
 # and rdaxd side by side, on the same file system. Every test Samba
-# passes here must pass against rdaxd. A test Samba itself fails or skips
-# is no bar: it counts as a skip, with both results. A test listed in
-# NEEDS counts as a skip naming what rdaxd lacks; any other failure
-# against rdaxd fails here.
+# passes here must pass against rdaxd (access decided by the kept DACL:
+# CREATOR, GENERIC, OWNER, INHERITANCE, DYNAMIC). A test Samba itself
+# fails or skips is no bar: it counts as a skip, with both results.
 . "$(dirname "$0")/lib.sh"
 need smbtorture smbd smbpasswd
 [ "$(id -u)" = 0 ] || skip "smbd needs root to switch to the session user"
@@ -19,22 +18,8 @@ smb2.acls.ACCESSBASED smb2.acls.OWNER-RIGHTS smb2.acls.OWNER-RIGHTS-DENY
 smb2.acls.OWNER-RIGHTS-DENY1 smb2.acls.DENY1 smb2.acls.MXAC-NOT-GRANTED
 smb2.acls.OVERWRITE_READ_ONLY_FILE smb2.acls_non_canonical.flags"
 
-# What rdaxd does not do, by test: Samba passes it, and it needs a feature outside rdaxd's security
-# descriptors, so its failure against rdaxd is a skip naming the feature.
-# A listed test that passes against rdaxd fails here: delete its line.
-NEEDS="
-smb2.acls.CREATOR nt-access
-smb2.acls.GENERIC nt-access
-smb2.acls.OWNER nt-access
-smb2.acls.INHERITANCE nt-access
-smb2.acls.DYNAMIC nt-access
-"
-needs_why() {
-	case $1 in
-	nt-access) echo "needs NT access checks beyond POSIX: a right the DACL grants that the mapped POSIX ACL cannot (Samba: se_access_check as the user); MAXIMUM_ALLOWED from the NT ACL" ;;
-	*) echo "needs $1" ;;
-	esac
-}
+# Nothing is left for a NEEDS table: every test Samba passes must pass.
+NEEDS=""
 
 . "$top/tools/lib/smbd.sh"
 SMBD_GLOBAL="vfs objects = acl_xattr streams_xattr
