@@ -123,7 +123,7 @@ static const struct status_row rows[] = {
 	ROW(0, STATUS_PASSWORD_EXPIRED, EACCES, "password expired"),
 	ROW(0, STATUS_NO_SUCH_USER, EACCES, "no such user"),
 	ROW(0, STATUS_WRONG_PASSWORD, EACCES, "wrong password"),
-	ROW(0, STATUS_PRIVILEGE_NOT_HELD, EPERM, "privilege not held"),
+	ROW(E_SMB_PRIVILEGE_NOT_HELD, STATUS_PRIVILEGE_NOT_HELD, EPERM, "privilege not held"),
 	ROW(0, STATUS_NETWORK_SESSION_EXPIRED, ECONNRESET, "network session expired"),
 	ROW(0, STATUS_INTERNAL_ERROR, EIO, "internal error"),
 	ROW(0, STATUS_INVALID_NETWORK_RESPONSE, EPROTO, "invalid network response"),

@@ -232,8 +232,9 @@ static int xget(void *arg)
 }
 
 /*
- * The DACL (and SACL) kept for the file, if its stamp still matches:
- * 1, 0 when none is kept or it is stale, or a negative errno.
+ * The descriptor kept for the file: 1 (without its DACL when the stamp
+ * no longer matches), 0 when none is kept or the owner or group changed,
+ * or a negative errno.
  */
 static int kept_read(int fd, const char *path, const struct stat *st,
 		     const struct srv_ident *back, struct secdesc *sd)
@@ -256,9 +257,14 @@ static int kept_read(int fd, const char *path, const struct stat *st,
 		goto out;
 	if (get_le32(buf + 16) != st->st_uid || get_le32(buf + 20) != st->st_gid)
 		goto out;
-	if (stamp_now(path, st, &stamp) || stamp != get_le64(buf + 8))
-		goto out;
 	ret = secdesc_decode(buf + NTACL_HDR, (size_t)x.n - NTACL_HDR, sd) ? 0 : 1;
+	/* a chmod or setfacl since: the DACL is stale, the SACL is not */
+	if (ret == 1 && (stamp_now(path, st, &stamp) || stamp != get_le64(buf + 8))) {
+		sd->has_dacl = sd->null_dacl = false;
+		sd->dacl.n = 0;
+		sd->control &= (uint16_t)~(SE_DACL_PRESENT | SE_DACL_DEFAULTED |
+					   SE_DACL_AUTO_INHERITED | SE_DACL_PROTECTED);
+	}
 out:
 	free(buf);
 	return ret;
@@ -718,6 +724,18 @@ static int sd_apply(int fd, struct secdesc *sd, uint32_t secinfo,
 			goto out;
 		}
 	}
+	if (secinfo & SACL_SECURITY_INFORMATION && sd->has_sacl) {
+		/* kept as set, for those who hold the privilege to read it */
+		secdesc_acl_map_generic(&sd->sacl);
+		k->has_sacl = true;
+		k->null_sacl = sd->null_sacl;
+		k->sacl = sd->sacl;
+		k->control &= (uint16_t)~(SE_SACL_PRESENT | SE_SACL_PROTECTED | SE_SACL_AUTO_INHERITED);
+		k->control |= SE_SACL_PRESENT | (sd->control & SE_SACL_PROTECTED);
+		if ((sd->control & (SE_SACL_AUTO_INHERITED | SE_SACL_AUTO_INHERIT_REQ)) ==
+		    (SE_SACL_AUTO_INHERITED | SE_SACL_AUTO_INHERIT_REQ))
+			k->control |= SE_SACL_AUTO_INHERITED;
+	}
 	if (secinfo & DACL_SECURITY_INFORMATION && sd->has_dacl && !sd->null_dacl) {
 		mode = dacl_take_mode(&sd->dacl);
 		if (mode >= 0 && !sd->dacl.n)
@@ -805,7 +823,9 @@ int srv_sd_set(struct srv_req *req, struct srv_open *o, uint32_t secinfo,
 		goto out;
 	if (secinfo & DACL_SECURITY_INFORMATION && !(o->access & WRITE_DAC))
 		goto out;
-	if (secinfo & SACL_SECURITY_INFORMATION && !(o->access & ACCESS_SYSTEM_SECURITY))
+	/* as Samba (smbtorture3 SMB2-SACL): a SACL needs WRITE_DAC too */
+	if (secinfo & SACL_SECURITY_INFORMATION &&
+	    (o->access & (ACCESS_SYSTEM_SECURITY | WRITE_DAC)) != (ACCESS_SYSTEM_SECURITY | WRITE_DAC))
 		goto out;
 	ret = sd_apply(o->fd, sd, secinfo, req->tree->ident);
 out:

@@ -643,6 +643,8 @@ static int create_nt_access(struct srv_share *sh, const char *path,
 		ret = 1;
 	if (ret == 1)
 		*access = want & (FILE_ALL_ACCESS | ACCESS_SYSTEM_SECURITY);
+	if (ret == -EPERM)
+		ret = -E_SMB_PRIVILEGE_NOT_HELD;
 out:
 	close(fd);
 	return ret;
@@ -1104,6 +1106,14 @@ int smb_create(struct srv_req *req)
 	if (skind == SRV_STREAM_DEFAULT && r.options & FILE_DIRECTORY_FILE)
 		return -ENOTDIR;
 	access = map_access(r.desired_access, t);
+	/* the SACL: SeSecurityPrivilege, and never alone over SMB2 (as Windows) */
+	if (r.desired_access & ACCESS_SYSTEM_SECURITY) {
+		if (!srv_sd_privileged(t->ident))
+			return -E_SMB_PRIVILEGE_NOT_HELD;
+		if (r.desired_access == ACCESS_SYSTEM_SECURITY)
+			return -EACCES;
+		access |= ACCESS_SYSTEM_SECURITY;
+	}
 	if (sh->devdax) {
 		/* a device share: one fixed file, no names made or removed */
 		access &= ~DELETE_ACCESS;

@@ -6,7 +6,9 @@
 # (getfacl), a directory's inheritable ACEs as its default ACL; a DENIED
 # ACE refuses its user while another still opens; the owner cannot be
 # given away (no CAP_CHOWN), an owner SID without a Unix id is kept as
-# sent; MxAc follows the user's access. smbcacls
+# sent; MxAc follows the user's access; a kept DACL decides (the owner
+# of a read-only DACL may not write); SACLs need SeSecurityPrivilege,
+# root's only (tests/integ/sacl.c). smbcacls
 # only talks to port 445, so the test runs in a network namespace of its
 # own. Malformed descriptors are in tests/integ/badinput.c.
 if [ -z "${RDAX_ACLS_NETNS:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null &&
@@ -30,6 +32,9 @@ cat >"$T/smb.conf" <<CONF
 	passdb file = $T/passdb
 [data]
 	path = $T/data
+[adm]
+	path = $T/data
+	force user = root
 CONF
 RDAXD_PORT=445 start_rdaxd srv --config "$T/smb.conf"
 
@@ -157,6 +162,14 @@ check_output "... and shown" "OWNER:S-1-5-21-1-2-3-500" cacls $ua f
 check_output "... while $ua still owns f on disk" "^$ua\$" stat -c %U "$T/data/f"
 check_fails_output "$ub may not change $ua's DACL" "NT_STATUS_ACCESS_DENIED" \
 	cacls $ub f --add "ACL:S-1-22-1-$uidb:ALLOWED/0x0/FULL"
+# SACLs: SeSecurityPrivilege is root's (the adm share acts as root)
+printf 's\n' >"$T/data/s"
+own $ua "$T/data/s"
+chmod 0666 "$T/data/s"
+check_fails_output "smbcacls of the SACL as $ua: the privilege is not held" \
+	"NT_STATUS_PRIVILEGE_NOT_HELD" cacls $ua s --query-security-info=8
+check "SACLs on the wire: refused without the privilege, kept as root sets them (sacl.c)" \
+	"$B/tests/sacl" 127.0.0.1 445 data adm "$T/data" $ua "$T/$ua.pw" s
 check "rdaxd is still running" kill -0 "$RDAXD_PID"
 check "SIGTERM stops rdaxd cleanly" stop_rdaxd
 finish
