@@ -321,7 +321,7 @@ uint32_t secdesc_max_allowed(const struct secdesc *sd, const struct sec_token *t
 		granted = READ_CONTROL | WRITE_DAC;
 	for (i = 0; i < sd->dacl.n; i++) {
 		const struct ace *e = &sd->dacl.ace[i];
-		uint32_t m = secdesc_map_generic(e->mask);
+		uint32_t m = secdesc_map_generic(e->mask) & FILE_ALL_ACCESS;
 
 		if (!ace_applies(e, owner, t))
 			continue;
@@ -350,7 +350,7 @@ int secdesc_access_check(const struct secdesc *sd, const struct sec_token *t,
 			left &= ~(READ_CONTROL | WRITE_DAC);
 		for (i = 0; i < sd->dacl.n && left; i++) {
 			const struct ace *e = &sd->dacl.ace[i];
-			uint32_t m = secdesc_map_generic(e->mask);
+			uint32_t m = secdesc_map_generic(e->mask) & FILE_ALL_ACCESS;
 
 			if (!ace_applies(e, owner, t))
 				continue;

@@ -133,7 +133,9 @@ void secdesc_acl_map_generic(struct acl *a);
  * What the DACL grants the token: ACEs in order, the first to decide a
  * bit wins; the owner has READ_CONTROL and WRITE_DAC unless an effective
  * OWNER RIGHTS (S-1-3-4) ACE says what the owner has; a NULL or absent
- * DACL grants FILE_ALL_ACCESS. Generic bits in ACEs count as mapped.
+ * DACL grants FILE_ALL_ACCESS. Generic bits in ACEs count as mapped;
+ * no ACE grants a bit outside FILE_ALL_ACCESS (ACCESS_SYSTEM_SECURITY is
+ * a privilege's, the rest is not a file right).
  */
 uint32_t secdesc_max_allowed(const struct secdesc *sd, const struct sec_token *t);
 
