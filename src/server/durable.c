@@ -512,30 +512,40 @@ out_close:
 	return ret;
 }
 
+int srv_durable_ca_path(const struct srv_config *cfg, const struct srv_share *sh, char *path,
+			size_t cap)
+{
+	if (sh->ca_journal[0])
+		return (size_t)snprintf(path, cap, "%s", sh->ca_journal) >= cap ? -ENAMETOOLONG : 0;
+	if ((size_t)snprintf(path, cap, "%s/ca-%s.journal", cfg->state_dir, sh->name) >= cap)
+		return -ENAMETOOLONG;
+	if (mkdir(cfg->state_dir, 0700) && errno != EEXIST) {
+		srv_conf_error("state directory %s: %s\n", cfg->state_dir, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+int srv_durable_ca_open(struct srv *srv, struct srv_share *sh)
+{
+	char path[4096];
+	int ret;
+
+	ret = srv_durable_ca_path(srv->cfg, sh, path, sizeof(path));
+	if (!ret)
+		ret = srv_journal_open(sh, path, &sh->journal, restore_open, srv);
+	return ret;
+}
+
 int srv_durable_ca_start(struct srv *srv)
 {
 	struct srv_config *cfg = srv->cfg;
-	char path[4096];
 	int i, ret;
 
 	for (i = 0; i < cfg->nshares; i++) {
-		struct srv_share *sh = cfg->shares[i];
-
-		if (!sh->ca)
+		if (!cfg->shares[i]->ca)
 			continue;
-		if (sh->ca_journal[0]) {
-			snprintf(path, sizeof(path), "%s", sh->ca_journal);
-		} else {
-			if ((size_t)snprintf(path, sizeof(path), "%s/ca-%s.journal",
-					     cfg->state_dir, sh->name) >= sizeof(path))
-				return -ENAMETOOLONG;
-			if (mkdir(cfg->state_dir, 0700) && errno != EEXIST) {
-				srv_conf_error("state directory %s: %s\n", cfg->state_dir,
-					strerror(errno));
-				return -errno;
-			}
-		}
-		ret = srv_journal_open(sh, path, &sh->journal, restore_open, srv);
+		ret = srv_durable_ca_open(srv, cfg->shares[i]);
 		if (ret)
 			return ret;
 	}

@@ -341,6 +341,11 @@ out_free:
 	return ret;
 }
 
+const char *srv_journal_path(const struct srv_journal *j)
+{
+	return j->path;
+}
+
 void srv_journal_close(struct srv_journal **jp)
 {
 	struct srv_journal *j = *jp;

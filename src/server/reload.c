@@ -17,18 +17,23 @@
  * - otherwise the share object stays (its file table, leases, opens) and
  *   its flags change in place; "valid users" is a NULL-terminated array
  *   swapped by one pointer, the old one kept until exit;
+ * - a continuously available share added (or made anew) opens its
+ *   journal as at start, before it is published; one whose journal a
+ *   share of this server's life holds is refused (a restart changes it);
  * - the passdb and username map are swapped under the logon lock.
  * Global parameters that the running server cannot change (SRV_OPT_RESTART
  * in the option table) are logged as needing a restart; the live ones keep
  * their values.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "crypto/passdb.h"
 #include "server/options.h"
@@ -134,6 +139,42 @@ static void share_rung(struct srv *s, struct srv_share *sh)
 		 "added by a reload: registered bounce pool (direct and odp are chosen at start)");
 }
 
+/*
+ * A CA share a reload adds (or makes anew): its journal must be one no
+ * share of this server's life holds (a removed share keeps its journal
+ * while its persistent opens live), and it must open.
+ */
+static int ca_check(struct srv *s, const struct srv_share *sh, char *msg, size_t len)
+{
+	struct srv_config *live = s->cfg;
+	char path[4096];
+	int i, n = srv_config_nshares(live), fd, ret;
+
+	ret = srv_durable_ca_path(live, sh, path, sizeof(path));
+	if (ret) {
+		snprintf(msg, len, "share [%s]: ca journal: %s", sh->name, strerror(-ret));
+		return ret;
+	}
+	for (i = 0; i < n; i++) {
+		const struct srv_journal *j = live->shares[i]->journal;
+
+		if (j && !strcmp(srv_journal_path(j), path)) {
+			snprintf(msg, len, "share [%s]: its ca journal %s is share [%s]'s while "
+				 "this server runs: a restart changes it", sh->name, path,
+				 live->shares[i]->name);
+			return -EBUSY;
+		}
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(msg, len, "share [%s]: ca journal %s: %s", sh->name, path, strerror(errno));
+		return ret;
+	}
+	close(fd);
+	return 0;
+}
+
 enum plan { PLAN_KEEP, PLAN_ADD, PLAN_REPLACE, PLAN_SKIP };
 
 int srv_reload(struct srv *s, char *msg, size_t len)
@@ -192,10 +233,9 @@ int srv_reload(struct srv *s, char *msg, size_t len)
 			continue;
 		}
 		if (sh->ca) {
-			snprintf(msg, len, "share [%s]: continuous availability shares are added "
-				 "or changed by a restart only", sh->name);
-			ret = -EOPNOTSUPP;
-			goto out_free;
+			ret = ca_check(s, sh, msg, len);
+			if (ret)
+				goto out_free;
 		}
 		plan[i] = old ? PLAN_REPLACE : PLAN_ADD;
 		nnew++;
@@ -258,6 +298,11 @@ int srv_reload(struct srv *s, char *msg, size_t len)
 		case PLAN_REPLACE:
 			share_rung(s, sh);
 			sh->idx = live->nshares;
+			/* its persistent opens come back before it is seen */
+			if (sh->ca && srv_durable_ca_open(s, sh))
+				pr_err("reload: share [%s]: ca journal: %s; persistent handles are "
+				       "not granted on it until a restart", sh->name,
+				       srv_conf_last_error());
 			live->shares[live->nshares] = sh;
 			__atomic_store_n(&live->nshares, live->nshares + 1, __ATOMIC_RELEASE);
 			nw->shares[i] = NULL;	/* the live table's now */

@@ -1289,6 +1289,7 @@ int srv_journal_open(struct srv_share *sh, const char *path, struct srv_journal 
 		     int (*restore)(struct srv_share *sh, const struct srv_jrec *r, void *arg),
 		     void *arg);
 void srv_journal_close(struct srv_journal **j);
+const char *srv_journal_path(const struct srv_journal *j);
 int srv_journal_put(struct srv_journal *j, struct srv_jrec *r);
 void srv_journal_drop(struct srv_journal *j, int slot);
 int srv_jrec_decode(const uint8_t *buf, size_t len, struct srv_jrec *r);
@@ -1309,6 +1310,10 @@ struct srv_durable_req {
 void srv_durable_init(struct srv *srv);
 /* CA shares: open their journals and bring their persistent opens back. */
 int srv_durable_ca_start(struct srv *srv);
+/* One CA share's journal (at start, or a share a reload adds), and its path. */
+int srv_durable_ca_open(struct srv *srv, struct srv_share *sh);
+int srv_durable_ca_path(const struct srv_config *cfg, const struct srv_share *sh, char *path,
+			size_t cap);
 void srv_durable_ca_stop(struct srv *srv);
 /* A persistent open's state changed (lease, locks, name): journal it.
  * File lock held or not, as locked says. */

@@ -7,7 +7,8 @@
 # client still meets its lock, and the client reconnects its handle with
 # its lease, reads what it wrote, unlocks and goes on. Run on a posix
 # share (journal with RWF_DSYNC) and on a DAX share (libpmem2's test
-# switch PMEM2_FORCE_GRANULARITY maps an ordinary file system). A
+# switch PMEM2_FORCE_GRANULARITY maps an ordinary file system), and on a
+# CA share a reload added (its journal set up as at start). A
 # damaged journal slot is skipped with a log line, and rdaxd still starts.
 . "$(dirname "$0")/lib.sh"
 BIN=$B/tests/caching
@@ -115,4 +116,46 @@ grep -q "ca journal .*: 1 slot unreadable (torn or corrupt): ignored" "$T/damage
 check "rdaxd with a damaged journal still serves" $RDAX --user alice \
 	--password-file "$T/alice.pw" ls "smb://127.0.0.1:$PORT/ca"
 stop_rdaxd || not_ok "rdaxd exit status (damaged journal)"
+
+# a CA share added by a reload: its journal set up as at start, so a
+# persistent handle on it survives kill -9 too; removed and added again
+# while the server runs, its journal is still the removed share's: refused
+share_dir "$T/rl"
+mkdir -p "$T/state-rl"
+cat >"$T/rl0.conf" <<CONF
+[global]
+	passdb file = $T/passdb
+	state directory = $T/state-rl
+[plain]
+	path = $T/rl
+	read only = no
+CONF
+{ cat "$T/rl0.conf"; printf '[ca]\n\tpath = %s/rl\n\tread only = no\n\tcontinuous availability = yes\n' "$T"; } >"$T/rl1.conf"
+cp "$T/rl0.conf" "$T/rl.conf"
+start_rdaxd rl -v --config "$T/rl.conf"
+port=$PORT
+cp "$T/rl1.conf" "$T/rl.conf"
+check_output "a reload adds a CA share" '1 share added' "$RDAXCTL" -s "$RDAXD_CTL" reload
+check_output "... with its journal" "ca journal .*ca-ca.journal" cat "$T/rl.log"
+rm -rf "$T/hold"
+mkdir "$T/hold"
+CACHE_HOLD=$T/hold "$BIN" 127.0.0.1 "$port" ca persist >"$T/rl.out" 2>&1 &
+cpid=$!
+i=0
+while [ ! -e "$T/hold/opened" ] && [ $i -lt 200 ] && kill -0 $cpid 2>/dev/null; do
+	sleep 0.1
+	i=$((i + 1))
+done
+kill -9 "$RDAXD_PID"
+wait "$RDAXD_PID" 2>/dev/null
+RDAXD_PORT=$port start_rdaxd rl-2 -v --config "$T/rl.conf"
+touch "$T/hold/restarted"
+wait $cpid && ok "a persistent handle on the reloaded CA share survives kill -9" ||
+	{ not_ok "the persistent handle on the reloaded CA share did not survive"; sed 's/^/    | /' "$T/rl.out"; }
+cp "$T/rl0.conf" "$T/rl.conf"
+check_output "a reload removes the CA share" '1 removed' "$RDAXCTL" -s "$RDAXD_CTL" reload
+cp "$T/rl1.conf" "$T/rl.conf"
+check_fails_output "... adding it back while its journal is the removed share's is refused" \
+	'a restart changes it' "$RDAXCTL" -s "$RDAXD_CTL" reload
+stop_rdaxd || not_ok "rdaxd exit status (reloaded CA share)"
 finish
