@@ -888,6 +888,12 @@ static int create_stream(struct srv_req *req, const struct smb2_create_req *r,
 	ret = stream_base_open(sh, path, r, &access, &made, &st, &fd);
 	if (ret)
 		return ret;
+	/* a stream is judged by its file's kept DACL, as Samba judges it */
+	if (!made) {
+		ret = create_nt_access(sh, path, r, false, &access, &cx->ntmax, t->ident);
+		if (ret < 0)
+			goto out_close_fd;
+	}
 	ret = srv_stream_lookup(fd, sname, xname, sizeof(xname));
 	if (ret < 0)
 		goto out_close_fd;
