@@ -17,6 +17,7 @@
  */
 #include <acl/libacl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -928,6 +929,31 @@ static bool ident_has(const struct sid *s, const void *arg)
 		if ((gid_t)v == id->groups[i])
 			return true;
 	return false;
+}
+
+int srv_share_open_parent(struct srv_share *sh, const char *path, int *fd)
+{
+	char parent[4096];
+	const char *slash = strrchr(path, '/');
+
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - path) : 0, path);
+	return store_open(&sh->root, *parent ? parent : ".", O_PATH | O_DIRECTORY, 0, fd);
+}
+
+int srv_sd_parent_access(struct srv_share *sh, const char *path, uint32_t right,
+			 const struct srv_ident *id)
+{
+	uint32_t granted;
+	int pfd, ret;
+
+	if (!*path)
+		return 0;
+	ret = srv_share_open_parent(sh, path, &pfd);
+	if (ret)
+		return ret;
+	ret = srv_sd_access(pfd, id, right, &granted);
+	close(pfd);
+	return ret;
 }
 
 bool srv_sd_privileged(const struct srv_ident *id)

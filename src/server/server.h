@@ -1546,6 +1546,14 @@ int srv_sd_set(struct srv_req *req, struct srv_open *o, uint32_t secinfo,
  * kept descriptor or id is root: the POSIX ACL decides alone.
  */
 int srv_sd_access(int fd, const struct srv_ident *id, uint32_t desired, uint32_t *granted);
+/*
+ * What the kept DACL of path's directory says of right (FILE_ADD_FILE,
+ * FILE_ADD_SUBDIRECTORY, FILE_DELETE_CHILD) for id, as srv_sd_access;
+ * and that directory, opened O_PATH (the share's root for a top-level name).
+ */
+int srv_sd_parent_access(struct srv_share *sh, const char *path, uint32_t right,
+			 const struct srv_ident *id);
+int srv_share_open_parent(struct srv_share *sh, const char *path, int *fd);
 /* SeSecurityPrivilege (the SACL): held by root only. */
 bool srv_sd_privileged(const struct srv_ident *id);
 /* The SecD create context: well formed (0), then applied to a new file. */

@@ -572,37 +572,6 @@ static int create_attr_checks(struct srv_share *sh, int fd, const char *path,
 	return 0;
 }
 
-/* The directory path is in (the share's root for a top-level name), O_PATH. */
-static int open_parent(struct srv_share *sh, const char *path, int *fd)
-{
-	char parent[SRV_PATH_MAX];
-	const char *slash = strrchr(path, '/');
-
-	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - path) : 0, path);
-	return store_open(&sh->root, *parent ? parent : ".", O_PATH | O_DIRECTORY, 0, fd);
-}
-
-/*
- * What the parent's kept DACL says of right (FILE_ADD_FILE,
- * FILE_ADD_SUBDIRECTORY, FILE_DELETE_CHILD): 1 granted, -EACCES refused,
- * 0 no kept DACL (the kernel decides alone).
- */
-static int parent_access(struct srv_share *sh, const char *path, uint32_t right,
-			 const struct srv_ident *id)
-{
-	uint32_t granted;
-	int pfd, ret;
-
-	if (!*path)
-		return 0;
-	ret = open_parent(sh, path, &pfd);
-	if (ret)
-		return ret;
-	ret = srv_sd_access(pfd, id, right, &granted);
-	close(pfd);
-	return ret;
-}
-
 /*
  * The access of an open of an existing file with a kept DACL, decided by
  * it as Samba decides by the NT ACL (smbd_check_access_rights_fsp, an
@@ -627,7 +596,7 @@ static int create_nt_access(struct srv_share *sh, const char *path,
 	if (ret != 1)
 		goto out;
 	if (!(max & DELETE_ACCESS))
-		del = parent_access(sh, path, FILE_DELETE_CHILD, id);
+		del = srv_sd_parent_access(sh, path, FILE_DELETE_CHILD, id);
 	if (del == 0) {	/* no kept DACL on the parent: may the user unlink? */
 		struct stat st;
 
@@ -656,7 +625,7 @@ static void create_inherit(struct srv_share *sh, const char *path, int fd,
 {
 	int pfd, ret;
 
-	ret = open_parent(sh, path, &pfd);
+	ret = srv_share_open_parent(sh, path, &pfd);
 	if (!ret) {
 		ret = srv_sd_inherit(pfd, fd, id);
 		close(pfd);
@@ -1193,7 +1162,7 @@ int smb_create(struct srv_req *req)
 		    r.file_attributes & FILE_ATTRIBUTE_READONLY && !sh->dos.delete_readonly)
 			return -E_SMB_CANNOT_DELETE;
 		/* the parent's kept DACL may refuse a new name (as Samba) */
-		ret = parent_access(sh, path, r.options & FILE_DIRECTORY_FILE ?
+		ret = srv_sd_parent_access(sh, path, r.options & FILE_DIRECTORY_FILE ?
 					      FILE_ADD_SUBDIRECTORY : FILE_ADD_FILE, t->ident);
 		if (ret == -EACCES || ret == -EPERM)
 			return -EACCES;

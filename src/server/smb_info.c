@@ -598,6 +598,11 @@ static int set_rename(struct srv_req *req, struct srv_open *o, const struct smb2
 	ret = srv_file_rename_target_ok(sh, o, to);
 	if (ret)
 		return ret;
+	/* the target directory's kept DACL may refuse the new name (as Samba) */
+	ret = srv_sd_parent_access(sh, to, o->is_dir ? FILE_ADD_SUBDIRECTORY : FILE_ADD_FILE,
+				   req->tree->ident);
+	if (ret == -EACCES || ret == -EPERM)
+		return -EACCES;
 	if (!link) {
 		ret = rename_wait_handle_leases(req, o);
 		if (ret)

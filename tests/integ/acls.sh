@@ -162,6 +162,19 @@ check_output "... and shown" "OWNER:S-1-5-21-1-2-3-500" cacls $ua f
 check_output "... while $ua still owns f on disk" "^$ua\$" stat -c %U "$T/data/f"
 check_fails_output "$ub may not change $ua's DACL" "NT_STATUS_ACCESS_DENIED" \
 	cacls $ub f --add "ACL:S-1-22-1-$uidb:ALLOWED/0x0/FULL"
+# a directory's kept DACL decides what may be added to it
+mkdir "$T/data/d2"
+printf 'h\n' >"$T/data/h"
+own $ua "$T/data/d2" "$T/data/h"
+check "a DACL on a directory granting its owner list and traverse only" \
+	cacls $ua d2 --set-security-info=4 --set "ACL:S-1-22-1-$uida:ALLOWED/0x0/0x001200a9"
+check_fails_output "... refuses a new file in it (POSIX would allow it)" "NT_STATUS_ACCESS_DENIED" \
+	sh -c "cd '$T' && timeout 30 smbclient //127.0.0.1/data -U '$ua%pw $ua' -c 'put got d2\\new'"
+check_fails_output "... and a rename into it" "NT_STATUS_ACCESS_DENIED" \
+	sh -c "timeout 30 smbclient //127.0.0.1/data -U '$ua%pw $ua' -c 'rename h d2\\h'"
+timeout 30 smbclient //127.0.0.1/data -U "$ua%pw $ua" -c 'rename h h2' >/dev/null 2>&1
+check "... while a rename beside it works" test -e "$T/data/h2"
+
 # SACLs: SeSecurityPrivilege is root's (the adm share acts as root)
 printf 's\n' >"$T/data/s"
 own $ua "$T/data/s"
