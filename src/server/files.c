@@ -319,7 +319,7 @@ void srv_file_put(struct srv_file *f)
 	}
 	list_del(&f->link);
 	/* no open is left: nobody else reaches the file's state now */
-	if (f->delete_pending) {
+	if (f->delete_pending && !f->unlinked) {
 		struct unlink_call uc = { sh, f };
 
 		/* as the user who asked for it; the kernel may still refuse */
@@ -383,6 +383,62 @@ int srv_file_set_delete(struct srv_file *f, bool del, struct srv_ident *id)
 	return 0;
 }
 
+/*
+ * POSIX delete: the name goes now, as the user who asked; the opens left
+ * keep their descriptors, and the path is never used again.
+ */
+int srv_file_unlink_now_locked(struct srv_file *f, struct srv_ident *id)
+{
+	struct unlink_call uc = { f->share, f };
+	int ret;
+
+	if (f->unlinked)
+		return 0;
+	ret = srv_ident_run(id, unlink_call, &uc);
+	if (ret)
+		return ret;
+	f->unlinked = true;
+	f->delete_pending = false;
+	return 0;
+}
+
+/* The file st at name was renamed over: its opens keep it, nameless. */
+void srv_file_replaced(struct srv_share *sh, const struct stat *st, const char *name)
+{
+	struct srv_file *f = srv_file_find(sh, st->st_dev, st->st_ino);
+
+	if (!f)
+		return;
+	pthread_mutex_lock(&f->lock);
+	if (!strcmp(f->path, name))
+		f->unlinked = true;
+	pthread_mutex_unlock(&f->lock);
+	srv_file_put(f);
+}
+
+/* Does anyone hold the file st open (a rename over it replaces it)? */
+bool srv_file_open_by_anyone(struct srv_share *sh, const struct stat *st)
+{
+	struct srv_file *f = srv_file_find(sh, st->st_dev, st->st_ino);
+	struct list_head *pos;
+	bool found = false;
+
+	if (!f)
+		return false;
+	pthread_mutex_lock(&f->lock);
+	list_for_each(pos, &f->opens) {
+		struct srv_open *e = list_entry(pos, struct srv_open, file_link);
+
+		if (!e->disconnected) {
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&f->lock);
+	srv_file_put(f);
+	return found;
+}
+
 int srv_file_rename(struct srv_file *f, const char *to, bool replace)
 {
 	char *np = strdup(to);
@@ -391,7 +447,7 @@ int srv_file_rename(struct srv_file *f, const char *to, bool replace)
 	if (!np)
 		return -ENOMEM;
 	pthread_mutex_lock(&f->lock);
-	ret = store_rename(&f->share->root, f->path, to, replace);
+	ret = f->unlinked ? -ENOENT : store_rename(&f->share->root, f->path, to, replace);
 	if (!ret) {
 		free(f->path);
 		f->path = np;
@@ -402,6 +458,18 @@ int srv_file_rename(struct srv_file *f, const char *to, bool replace)
 	return ret;
 }
 
+/* Its name is gone: its path names what came after, if anything */
+bool srv_file_unlinked(struct srv_file *f)
+{
+	bool v;
+
+	pthread_mutex_lock(&f->lock);
+	v = f->unlinked;
+	pthread_mutex_unlock(&f->lock);
+	return v;
+}
+
+/* The path it was opened by (or renamed to); stale once unlinked. */
 int srv_file_path(struct srv_file *f, char *buf, size_t len)
 {
 	int ret = 0;

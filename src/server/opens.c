@@ -196,6 +196,9 @@ void srv_open_leave_file(struct srv_open *o)
 {
 	struct srv_file *f = o->file;
 	struct srv_ident *old = NULL;
+	char gone[4096];
+	bool unlinked = false;
+	int ret;
 
 	srv_notify_end(o);	/* its watches go; its waiting requests below */
 	if (!f || !o->on_file)
@@ -215,9 +218,21 @@ void srv_open_leave_file(struct srv_open *o)
 	/* a directory to be deleted has nothing more to report */
 	if (f->delete_pending)
 		srv_async_end_notify_locked(f, -E_SMB_DELETE_PENDING);
+	/* POSIX delete: the name goes with this open, others keep the file */
+	if (o->posix_delete && f->delete_pending && !f->unlinked &&
+	    !list_empty(&f->opens)) {
+		snprintf(gone, sizeof(gone), "%s", f->path);
+		ret = srv_file_unlink_now_locked(f, o->ident);
+		if (ret)
+			pr_warn("[%s] POSIX delete of %s: %s", o->share->name, gone,
+				strerror(-ret));
+		unlinked = !ret;
+	}
 	srv_file_wake_locked(f);
 	pthread_mutex_unlock(&f->lock);
 	srv_ident_put(&old);
+	if (unlinked)
+		srv_dir_lease_break(o->srv, o->share, gone, NULL);
 	srv_durable_forget(o);
 	/* a written file's close changes its directory (last write time) */
 	if (o->modified && !f->is_dir) {

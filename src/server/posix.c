@@ -210,6 +210,8 @@ int srv_reparse_set(struct srv_req *req, struct srv_open *o, const uint8_t *p, s
 		return -errno;
 	if (!S_ISREG(st.st_mode) || st.st_size)
 		return -EINVAL;		/* only a new, empty file changes kind */
+	if (srv_file_unlinked(o->file))
+		return -ENOENT;
 	ret = srv_file_path(o->file, path, sizeof(path));
 	if (ret)
 		return ret;

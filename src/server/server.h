@@ -305,6 +305,8 @@ struct srv_file {
 	atomic_int nlocks;		/* READ/WRITE look at locks only if set */
 	bool delete_pending;
 	struct srv_ident *delete_ident;	/* who set delete-pending: unlinks as them */
+	bool unlinked;			/* its name is gone (a POSIX delete, renamed
+					 * over): path is stale, never used again */
 	atomic_int rcache;		/* opens and leases holding R */
 	int nbreaking;			/* oplocks and leases breaking */
 	struct list_head brk_link;	/* srv.breaking (brk_lock) */
@@ -374,6 +376,7 @@ struct srv_open {
 	bool posix;			/* made with the POSIX create context */
 	bool symlink;			/* a symlink itself (FILE_OPEN_REPARSE_POINT) */
 	bool delete_on_close;
+	bool posix_delete;		/* its close unlinks the name (POSIX semantics) */
 	bool write_through;
 	bool modified;			/* written: its close changes the directory */
 	bool wt_once;			/* wrote: its one delayed update is set */
@@ -1181,6 +1184,10 @@ bool srv_file_delete_pending(struct srv_file *f);
 /* del: unlinked at the last close, as id (a reference is taken) */
 int srv_file_set_delete(struct srv_file *f, bool del, struct srv_ident *id);
 int srv_file_rename(struct srv_file *f, const char *to, bool replace);
+int srv_file_unlink_now_locked(struct srv_file *f, struct srv_ident *id);
+void srv_file_replaced(struct srv_share *sh, const struct stat *st, const char *name);
+bool srv_file_open_by_anyone(struct srv_share *sh, const struct stat *st);
+bool srv_file_unlinked(struct srv_file *f);
 int srv_file_path(struct srv_file *f, char *buf, size_t len);
 /* Only attributes: no share mode, breaks nothing ([MS-FSA] stat open). */
 bool srv_stat_open(uint32_t access);

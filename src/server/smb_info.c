@@ -464,11 +464,26 @@ static int dir_is_empty(int fd)
 	return ret == 0 ? 1 : ret == 1 ? 0 : ret;
 }
 
-/* FileDispositionInformationEx ([MS-FSCC] 2.4.12): deleted though READONLY */
+/* FileDispositionInformationEx ([MS-FSCC] 2.4.12) */
+#define FILE_DISPOSITION_DELETE 0x01u
+#define FILE_DISPOSITION_POSIX_SEMANTICS 0x02u
 #define FILE_DISPOSITION_IGNORE_READONLY_ATTRIBUTE 0x10u
+#define FILE_DISPOSITION_KNOWN 0x1fu
 
-static int set_disposition(struct srv_req *req, struct srv_open *o, bool del, bool ignore_ro)
+/* FileRenameInformationEx ([MS-FSCC] FILE_RENAME_INFORMATION_EX) */
+#define FILE_RENAME_REPLACE_IF_EXISTS 0x01u
+#define FILE_RENAME_POSIX_SEMANTICS 0x02u
+
+/*
+ * flags as FileDispositionInformationEx's. POSIX semantics (on a POSIX
+ * open only, else the flag is ignored): the name goes when this open
+ * closes, whatever other opens are left; they keep working on the
+ * nameless file (as NTFS; plain deletes wait for the last close).
+ */
+static int set_disposition(struct srv_req *req, struct srv_open *o, uint32_t flags)
 {
+	bool del = flags & FILE_DISPOSITION_DELETE;
+	bool ignore_ro = flags & FILE_DISPOSITION_IGNORE_READONLY_ATTRIBUTE;
 	struct srv_attr a;
 	int ret;
 
@@ -489,6 +504,8 @@ static int set_disposition(struct srv_req *req, struct srv_open *o, bool del, bo
 		if (!ret)
 			return -ENOTEMPTY;
 	}
+	if (o->posix && !o->file->stream)
+		o->posix_delete = del && flags & FILE_DISPOSITION_POSIX_SEMANTICS;
 	return srv_file_set_delete(o->file, del, o->ident);
 }
 
@@ -576,13 +593,31 @@ static int rename_wait_handle_leases(struct srv_req *req, struct srv_open *o)
 	return ret;
 }
 
+/*
+ * FileRenameInformation, FileLinkInformation, FileRenameInformationEx
+ * (flags: the first byte is ReplaceIfExists, or all four bytes Flags).
+ * Replacing a file someone holds open is ACCESS_DENIED (as Windows and
+ * Samba), unless POSIX semantics on a POSIX open ask for it: the opens
+ * of the file replaced keep it, nameless.
+ */
 static int set_rename(struct srv_req *req, struct srv_open *o, const struct smb2_buf *b,
-		      bool link)
+		      bool link, bool ex)
 {
 	struct srv_share *sh = o->share;
 	char to[4096], from[4096];
-	bool replace;
+	bool replace, posix = false;
+	struct stat old;
+	bool had_old = false;
 	int ret;
+
+	if (ex) {
+		if (b->len < 20)
+			return -E_SMB_INFO_LENGTH_MISMATCH;
+		replace = get_le32(b->p) & FILE_RENAME_REPLACE_IF_EXISTS;
+		posix = o->posix && get_le32(b->p) & FILE_RENAME_POSIX_SEMANTICS;
+	} else {
+		replace = b->len && b->p[0];
+	}
 
 	if ((!(o->access & DELETE_ACCESS) && !link) || sh->devdax)
 		return -EACCES;
@@ -608,13 +643,20 @@ static int set_rename(struct srv_req *req, struct srv_open *o, const struct smb2
 		if (ret)
 			return ret;
 	}
-	replace = b->p[0];
+	if (replace && !store_lstat(&sh->root, to, &old) &&
+	    (old.st_dev != o->file->dev || old.st_ino != o->file->ino)) {
+		if (!posix && srv_file_open_by_anyone(sh, &old))
+			return -EACCES;
+		had_old = true;
+	}
 	if (!link) {
 		ret = srv_file_path(o->file, from, sizeof(from));
 		if (!ret && o->is_dir && srv_share_open_below(sh, from))
 			return -EACCES;
 		if (!ret)
 			ret = srv_file_rename(o->file, to, replace);
+		if (!ret && had_old)
+			srv_file_replaced(sh, &old, to);
 		if (!ret) {
 			srv_durable_journal_file(o->file);
 			srv_dir_lease_break(req->conn->srv, sh, from, o);
@@ -622,6 +664,8 @@ static int set_rename(struct srv_req *req, struct srv_open *o, const struct smb2
 		}
 		return ret;
 	}
+	if (srv_file_unlinked(o->file))
+		return -ENOENT;
 	ret = srv_file_path(o->file, from, sizeof(from));
 	if (ret)
 		return ret;
@@ -629,6 +673,8 @@ static int set_rename(struct srv_req *req, struct srv_open *o, const struct smb2
 		ret = store_unlink(&sh->root, to, false);
 		if (ret && ret != -ENOENT)
 			return ret;
+		if (!ret && had_old)
+			srv_file_replaced(sh, &old, to);
 	}
 	return store_link(&sh->root, from, to);
 }
@@ -659,19 +705,23 @@ int smb_set_info(struct srv_req *req)
 	case FileDispositionInformation:
 		if (r.data.len < 1)
 			return -E_SMB_INFO_LENGTH_MISMATCH;
-		ret = set_disposition(req, o, r.data.p[0] & 1, false);
+		ret = set_disposition(req, o, r.data.p[0] & 1);
 		break;
 	case FileDispositionInformationEx:
 		if (r.data.len < 4)
 			return -E_SMB_INFO_LENGTH_MISMATCH;
-		ret = set_disposition(req, o, get_le32(r.data.p) & 1,
-				      get_le32(r.data.p) & FILE_DISPOSITION_IGNORE_READONLY_ATTRIBUTE);
+		if (get_le32(r.data.p) & ~FILE_DISPOSITION_KNOWN)
+			return -EINVAL;
+		ret = set_disposition(req, o, get_le32(r.data.p));
 		break;
 	case FileRenameInformation:
-		ret = set_rename(req, o, &r.data, false);
+		ret = set_rename(req, o, &r.data, false, false);
+		break;
+	case FileRenameInformationEx:
+		ret = set_rename(req, o, &r.data, false, true);
 		break;
 	case FileLinkInformation:
-		ret = set_rename(req, o, &r.data, true);
+		ret = set_rename(req, o, &r.data, true, false);
 		break;
 	case FileEndOfFileInformation:
 	case FileAllocationInformation:

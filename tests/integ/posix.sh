@@ -6,6 +6,9 @@
 # on disk, chmods; names differing only in case are two files. Symlink
 # targets leaving the share (absolute, "..", over-long) are refused and
 # rdaxd keeps serving. A share without the extensions refuses all this.
+# POSIX unlink and rename semantics (FileDispositionInformationEx,
+# FileRenameInformationEx; cifs.ko 6.1 sends neither): a raw client,
+# tests/integ/posix_sem.c.
 # Samba 4.17's smbd and smbclient have no SMB3 POSIX extensions
 # (lp_smb2_unix_extensions() is hard-wired off): no calibration here.
 . "$(dirname "$0")/lib.sh"
@@ -74,5 +77,11 @@ check_fails_output "a share without them: no symlink" 'not supported' R ln -s g 
 check_output "  stat still works there" 'Mode: 0' R stat "$P/g"
 check_output "  and ls" ' g$' R ls "$P/"
 check_output "  and nothing made" '^g$' sh -c "cd '$T/plain' && echo *"
+[ -x "$B/tests/posix_sem" ] || die "$B/tests/posix_sem not built (make tests)"
+mkdir -p "$S/sem"
+chmod 0777 "$S/sem"
+check "POSIX unlink and rename semantics, bad input (raw client)" \
+	"$B/tests/posix_sem" -u "$(id -un)" -A "$T/pw" 127.0.0.1 "$PORT" px "$S"
+sed 's/^/    | /' "$T/check.out"
 check_output "rdaxd keeps serving" '^data$' R cat "$U/f.txt"
 finish

@@ -47,6 +47,7 @@ struct raw {
 	bool replay;			/* SMB2_FLAGS_REPLAY_OPERATION */
 	bool share_set;			/* CREATE's ShareAccess is share, not all */
 	uint32_t share;
+	bool posix;			/* NEGOTIATE offers the POSIX extensions */
 	struct smb3_keys keys;
 	uint8_t preauth[64];
 	/* the last response */
@@ -206,6 +207,7 @@ RAW_FN int raw_negotiate(struct raw *r, uint16_t max)
 	crypto_random(n.ctx.salt, 32);
 	n.ctx.ciphers[n.ctx.ncipher++] = SMB2_CIPHER_AES128_GCM;
 	n.ctx.signs[n.ctx.nsign++] = SMB2_SIGNING_AES_CMAC;
+	n.ctx.posix = r->posix;
 	raw_begin(&w, b, sizeof(b));
 	smb2_negotiate_req_encode(&w, &n);
 	raw_seal(r, SMB2_NEGOTIATE, b, w.off);
@@ -219,6 +221,7 @@ RAW_FN int raw_negotiate(struct raw *r, uint16_t max)
 	if (smb2_negotiate_rsp_decode(r->rx, r->rx_len, &rsp))
 		return -EPROTO;
 	r->dialect = rsp.dialect;
+	r->posix = rsp.posix;		/* what the server answered */
 	memset(r->preauth, 0, sizeof(r->preauth));
 	if (r->dialect == SMB2_DIALECT_311) {
 		r->cipher = rsp.cipher;
