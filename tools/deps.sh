@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Install the Debian packages rdax needs. Idempotent; prints what it installs.
 #
-# usage: tools/deps.sh [GROUP...]   groups: build test vm fio all (default all)
+# usage: tools/deps.sh [GROUP...]   groups: build test vm fio xfstests all
+#                                   (default all)
 set -eu
 
 pkgs_build="gcc clang libclang-rt-14-dev make pkg-config libc6-dev libssl-dev libinih-dev
@@ -16,6 +17,13 @@ pkgs_vm="linux-image-amd64 qemu-system-x86 busybox-static cpio kmod
 	ndctl daxctl e2fsprogs cifs-utils iproute2 bc bison flex libelf-dev
 	xz-utils patch libpmem2-dev libibverbs-dev gcc make libc6-dev
 	fio procps numactl dbench librpma-dev libprotobuf-c-dev"
+# xfstests (../shared/tools/xfstests-*.tar.gz, built by tests/vm/xfstests):
+# the build dependencies of its README ("Ubuntu or Debian") and what its
+# generic tests run in the guest
+pkgs_xfstests="acl attr autoconf automake bc gawk gcc libacl1-dev libaio-dev
+	libcap-dev libgdbm-dev libgdbm-compat-dev libtool libtool-bin liburing-dev
+	make psmisc python3 quota sed uuid-dev uuid-runtime xfsprogs xfslibs-dev
+	cifs-utils"
 
 groups=${*:-all}
 want=""
@@ -25,8 +33,9 @@ for g in $groups; do
 	test) want="$want $pkgs_test" ;;
 	fio) want="$want $pkgs_fio" ;;
 	vm) want="$want $pkgs_vm" ;;
-	all) want="$want $pkgs_build $pkgs_test $pkgs_fio $pkgs_vm" ;;
-	*) echo "deps.sh: unknown group '$g' (build test fio vm all)" >&2; exit 2 ;;
+	xfstests) want="$want $pkgs_xfstests" ;;
+	all) want="$want $pkgs_build $pkgs_test $pkgs_fio $pkgs_vm $pkgs_xfstests" ;;
+	*) echo "deps.sh: unknown group '$g' (build test fio vm xfstests all)" >&2; exit 2 ;;
 	esac
 done
 
