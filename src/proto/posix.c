@@ -14,6 +14,34 @@ int posix_cc_decode(const uint8_t *p, size_t len, uint32_t *mode)
 	return 0;
 }
 
+void posix_fs_info_encode(struct wcur *w, const struct posix_fsinfo *fs)
+{
+	wcur_le32(w, fs->optimal_io);
+	wcur_le32(w, fs->block_size);
+	wcur_le64(w, fs->blocks);
+	wcur_le64(w, fs->bfree);
+	wcur_le64(w, fs->bavail);
+	wcur_le64(w, fs->files);
+	wcur_le64(w, fs->ffree);
+	wcur_le64(w, fs->fsid);
+}
+
+int posix_fs_info_decode(const uint8_t *p, size_t len, struct posix_fsinfo *fs)
+{
+	memset(fs, 0, sizeof(*fs));
+	if (len < POSIX_FS_INFO_LEN)
+		return -EBADMSG;
+	fs->optimal_io = get_le32(p);
+	fs->block_size = get_le32(p + 4);
+	fs->blocks = get_le64(p + 8);
+	fs->bfree = get_le64(p + 16);
+	fs->bavail = get_le64(p + 24);
+	fs->files = get_le64(p + 32);
+	fs->ffree = get_le64(p + 40);
+	fs->fsid = get_le64(p + 48);
+	return 0;
+}
+
 void posix_cc_encode(struct wcur *w, uint32_t mode)
 {
 	wcur_le32(w, mode & POSIX_PERM_MASK);

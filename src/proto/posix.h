@@ -51,6 +51,23 @@ struct posix_info {
 	struct sid owner, group;
 };
 
+/*
+ * FileFsPosixInformation (QUERY_INFO of the file system, class 100; 56
+ * bytes): what statfs(2) reports, in BlockSize units. cifs.ko -o posix
+ * asks for it on every statfs.
+ */
+#define FileFsPosixInformation 100
+#define POSIX_FS_INFO_LEN 56
+struct posix_fsinfo {
+	uint32_t optimal_io;		/* OptimalTransferSize */
+	uint32_t block_size;
+	uint64_t blocks, bfree, bavail;	/* TotalBlocks, BlocksAvail, UserBlocksAvail */
+	uint64_t files, ffree;		/* TotalFileNodes, FreeFileNodes */
+	uint64_t fsid;			/* FileSysIdentifier */
+};
+void posix_fs_info_encode(struct wcur *w, const struct posix_fsinfo *fs);
+int posix_fs_info_decode(const uint8_t *p, size_t len, struct posix_fsinfo *fs);
+
 /* The request's Data: the mode of a new file (4 bytes), 0 or -EBADMSG. */
 int posix_cc_decode(const uint8_t *p, size_t len, uint32_t *mode);
 void posix_cc_encode(struct wcur *w, uint32_t mode);

@@ -264,9 +264,28 @@ static int query_fs(struct srv_req *req, const struct smb2_query_info_req *r,
 	struct statvfs sv;
 	int ret, n;
 
+	if (r->info_class == FileFsPosixInformation && !req->conn->posix)
+		return -E_SMB_INVALID_INFO_CLASS;
 	ret = store_statvfs(&sh->root, &sv);
 	if (ret)
 		return ret;
+	if (r->info_class == FileFsPosixInformation) {
+		struct posix_fsinfo px = {
+			.optimal_io = (uint32_t)sv.f_bsize,
+			.block_size = (uint32_t)sv.f_frsize,
+			.blocks = sv.f_blocks,
+			.bfree = sv.f_bfree,
+			.bavail = sv.f_bavail,
+			.files = sv.f_files,
+			.ffree = sv.f_ffree,
+			.fsid = sv.f_fsid,
+		};
+
+		if (r->output_len < POSIX_FS_INFO_LEN)
+			return -E_SMB_INFO_LENGTH_MISMATCH;
+		posix_fs_info_encode(d, &px);
+		return 0;
+	}
 	n = utf8_to_utf16le(sh->name, label, sizeof(label));
 	fs.label = label;
 	fs.label_len = n > 0 ? (uint32_t)n : 0;

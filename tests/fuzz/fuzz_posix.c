@@ -3,7 +3,7 @@
  * SMB3 POSIX extension payloads as a peer sends them: the create
  * context and its response, FilePosixInformation and a POSIX directory
  * listing, reparse buffers (FSCTL_SET_REPARSE_POINT) and the
- * STOPPED_ON_SYMLINK error data; what decodes re-encodes and decodes the
+ * STOPPED_ON_SYMLINK error data, FileFsPosixInformation; what decodes re-encodes and decodes the
  * same. Byte 0 picks the link depth for posix_target_check of the rest.
  */
 #include <errno.h>
@@ -17,6 +17,7 @@ static uint8_t buf[1 << 16];
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct posix_info pi, pb;
+	struct posix_fsinfo fs;
 	struct fscc_info fi, fb;
 	struct reparse_data rd;
 	const uint8_t *name, *t16;
@@ -33,6 +34,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		posix_cc_rsp_encode(&w, &pi);
 		FUZZ_ASSERT(!w.err && !posix_cc_rsp_decode(buf, w.off, &pb));
 		FUZZ_ASSERT(sid_equal(&pi.owner, &pb.owner) && sid_equal(&pi.group, &pb.group));
+	}
+	if (!posix_fs_info_decode(data, size, &fs)) {
+		wcur_init(&w, buf, sizeof(buf));
+		posix_fs_info_encode(&w, &fs);
+		FUZZ_ASSERT(w.off == POSIX_FS_INFO_LEN && !memcmp(buf, data, w.off));
 	}
 	if (!posix_info_decode(data, size, &fi, &pi)) {
 		wcur_init(&w, buf, sizeof(buf));

@@ -8,12 +8,14 @@
  * is free at once. FileRenameInformationEx with
  * FILE_RENAME_REPLACE_IF_EXISTS|FILE_RENAME_POSIX_SEMANTICS: a rename
  * over a file someone holds open (without the flag: ACCESS_DENIED), the
- * holder keeps the old file. Bad input refused, the server still serving.
+ * holder keeps the old file. FileFsPosixInformation (statfs of a POSIX
+ * mount). Bad input refused, the server still serving.
  *
  * usage: posix_sem -u USER -A PASSWORD_FILE HOST PORT SHARE DIR
  * (DIR: the share's directory on this machine, to look at the disk)
  */
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "rawsmb.h"
 #include "proto/posix.h"
@@ -280,6 +282,57 @@ static void rename_cases(struct raw *r)
 	raw_close_fid(r, &s);
 }
 
+/* QUERY_INFO of the file system, class 100: statfs through cifs.ko -o posix */
+static uint32_t qfs_posix(struct raw *r, const struct smb2_fid *fid, uint32_t out_len,
+			  struct posix_fsinfo *fs)
+{
+	struct smb2_query_info_req q = {
+		.info_type = SMB2_0_INFO_FILESYSTEM,
+		.info_class = FileFsPosixInformation,
+		.output_len = out_len,
+		.fid = *fid,
+	};
+	uint8_t b[256];
+	struct wcur w;
+
+	memset(fs, 0, sizeof(*fs));
+	raw_begin(&w, b, sizeof(b));
+	smb2_query_info_req_encode(&w, &q);
+	if (raw_xchg(r, SMB2_QUERY_INFO, b, w.off))
+		return STATUS_CONNECTION_DISCONNECTED;
+	/* OutputBufferOffset, OutputBufferLength after the header */
+	if (!r->status && r->rx_len >= SMB2_HDR_SIZE + 8) {
+		uint16_t off = get_le16(r->rx + SMB2_HDR_SIZE + 2);
+		uint32_t len = get_le32(r->rx + SMB2_HDR_SIZE + 4);
+
+		if (len != POSIX_FS_INFO_LEN || (size_t)off + len > r->rx_len ||
+		    posix_fs_info_decode(r->rx + off, len, fs))
+			return STATUS_INVALID_NETWORK_RESPONSE;
+	}
+	return r->status;
+}
+
+static void fs_cases(struct raw *r)
+{
+	struct posix_fsinfo fs;
+	struct statvfs sv;
+	struct smb2_fid f;
+
+	EXPECT(pcreate(r, "", FILE_READ_ATTRIBUTES, FILE_OPEN, FILE_DIRECTORY_FILE, false, &f),
+	       STATUS_SUCCESS, "open the share's root");
+	EXPECT(qfs_posix(r, &f, 56, &fs), STATUS_SUCCESS, "FileFsPosixInformation (statfs)");
+	if (!statvfs(dir, &sv) && fs.block_size == sv.f_frsize && fs.blocks == sv.f_blocks &&
+	    fs.files == sv.f_files)
+		OK("  block size %u, %llu blocks, %llu inodes: the share's statvfs", fs.block_size,
+		   (unsigned long long)fs.blocks, (unsigned long long)fs.files);
+	else
+		BAD("  block size %u, %llu blocks: not the share's statvfs", fs.block_size,
+		    (unsigned long long)fs.blocks);
+	EXPECT(qfs_posix(r, &f, 55, &fs), STATUS_INFO_LENGTH_MISMATCH,
+	       "  with a 55-byte output buffer");
+	raw_close_fid(r, &f);
+}
+
 static void bad_cases(struct raw *r)
 {
 	struct smb2_fid f;
@@ -353,6 +406,7 @@ int main(int argc, char **argv)
 	}
 	unlink_cases(&r);
 	rename_cases(&r);
+	fs_cases(&r);
 	bad_cases(&r);
 	raw_close(&r);
 	printf("%d failure(s)\n", nfail);

@@ -168,10 +168,32 @@ static void targets(void)
 	T_EQ(posix_target_check("l", ""), -EINVAL);
 }
 
+static void fs_info(void)
+{
+	struct posix_fsinfo fs = { 4096, 1024, 1000, 600, 500, 64, 32, 0x0102030405060708ull }, fb;
+	uint8_t b[64];
+	struct wcur w;
+
+	t_section("FileFsPosixInformation: 56 bytes, statfs in BlockSize units");
+	wcur_init(&w, b, sizeof(b));
+	posix_fs_info_encode(&w, &fs);
+	T_EQ(w.off, POSIX_FS_INFO_LEN);
+	T_EQ(get_le32(b), 4096);		/* OptimalTransferSize */
+	T_EQ(get_le32(b + 4), 1024);		/* BlockSize */
+	T_EQ(get_le64(b + 16), 600);		/* BlocksAvail (free) */
+	T_EQ(get_le64(b + 24), 500);		/* UserBlocksAvail */
+	T_EQ(get_le64(b + 48), 0x0102030405060708ull);
+	T_EQ(posix_fs_info_decode(b, w.off, &fb), 0);
+	T_EQ(fb.blocks, 1000);
+	T_EQ(fb.ffree, 32);
+	T_EQ(posix_fs_info_decode(b, 55, &fb), -EBADMSG);
+}
+
 int main(void)
 {
 	create_ctx();
 	info();
+	fs_info();
 	reparse();
 	targets();
 	return t_done();
