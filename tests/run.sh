@@ -146,7 +146,7 @@ for tier in $tiers; do
 	vm)
 		echo "VM tests:"
 		if [ -x tests/vm/check ]; then
-			run_suite "vm" "${VM_TIMEOUT:-2700}" tests/vm/check
+			run_suite "vm" "${VM_TIMEOUT:-3060}" tests/vm/check
 			run_suite "vm-powercut" "${VM_TIMEOUT:-1800}" tests/vm/powercut-check
 			run_suite "vm-numa" "${VM_TIMEOUT:-1800}" tests/vm/numa-check
 		else
