@@ -183,4 +183,17 @@ while read -r o; do
 done <"$T/fioopts"
 [ "$nbad" -eq 0 ] && ok "fio-rdax.7 documents all $nfo engine options"
 
+# --- a page of ours that one names (.BR rdax_x (3), rdaxd (8) ...) exists ---
+nref=0
+nbad=0
+grep -oE '^\.BR (rdax[a-z0-9_]*|fio-rdax) \([1-8]\)' "$man"/*.[1-8] >"$T/refs"
+while IFS= read -r line; do
+	page=${line%%:*}
+	ref=${line#*:.BR }
+	target=${ref%% *}.$(echo "$ref" | tr -dc 1-8)
+	nref=$((nref + 1))
+	[ -f "$man/$target" ] || { fail "${page##*/} names $target, which does not exist"; nbad=$((nbad + 1)); }
+done <"$T/refs"
+[ "$nbad" -eq 0 ] && ok "all $nref references to the project's pages resolve"
+
 finish
