@@ -203,6 +203,8 @@ int main(int argc, char **argv)
 	check_audit("... the SACL stays", &got);
 	raw_close_fid(&root, &fr);
 	raw_close_fid(&u, &fu);
+	raw_close(&root);
+	raw_close(&u);
 	printf("%d failed\n", nfail);
 	return nfail ? 1 : 0;
 }
