@@ -413,18 +413,37 @@ static int dacl_derive(const char *path, const struct stat *st, struct acl *out)
 	return 0;
 }
 
+/* The kept descriptor of fd as kept_read gives it, with fd's path and stat. */
+static int kept_of_fd(int fd, const struct srv_ident *id, char *path, size_t cap,
+		      struct stat *st, struct secdesc *sd)
+{
+	int ret;
+
+	if (fstat(fd, st))
+		return -errno;
+	ret = fd_path(fd, path, cap);
+	if (ret)
+		return ret;
+	return kept_read(fd, path, st, id, sd);
+}
+
+/* Owner and group from the file where the descriptor names none. */
+static void sd_ids_from_file(struct secdesc *sd, const struct stat *st)
+{
+	if (!sd->has_owner)
+		sid_unix(&sd->owner, UNIX_USERS, st->st_uid);
+	if (!sd->has_group)
+		sid_unix(&sd->group, UNIX_GROUPS, st->st_gid);
+	sd->has_owner = sd->has_group = true;
+}
+
 static int sd_of(int fd, const struct srv_ident *back, struct secdesc *sd)
 {
 	char path[64];
 	struct stat st;
 	int ret;
 
-	if (fstat(fd, &st))
-		return -errno;
-	ret = fd_path(fd, path, sizeof(path));
-	if (ret)
-		return ret;
-	ret = kept_read(fd, path, &st, back, sd);
+	ret = kept_of_fd(fd, back, path, sizeof(path), &st, sd);
 	if (ret < 0)
 		return ret;
 	if (!ret)
@@ -437,11 +456,7 @@ static int sd_of(int fd, const struct srv_ident *back, struct secdesc *sd)
 		sd->null_dacl = false;
 	}
 	sd->control |= SE_SELF_RELATIVE | SE_DACL_PRESENT;
-	if (!sd->has_owner)
-		sid_unix(&sd->owner, UNIX_USERS, st.st_uid);
-	if (!sd->has_group)
-		sid_unix(&sd->group, UNIX_GROUPS, st.st_gid);
-	sd->has_owner = sd->has_group = true;
+	sd_ids_from_file(sd, &st);
 	return 0;
 }
 
@@ -698,15 +713,10 @@ static int sd_apply(int fd, struct secdesc *sd, uint32_t secinfo,
 	char path[64];
 	int ret;
 
-	ret = fd_path(fd, path, sizeof(path));
-	if (ret)
-		return ret;
-	if (fstat(fd, &st))
-		return -errno;
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return -ENOMEM;
-	ret = kept_read(fd, path, &st, back, k);
+	ret = kept_of_fd(fd, back, path, sizeof(path), &st, k);
 	if (ret < 0)
 		goto out;
 	if (!ret)
@@ -971,19 +981,10 @@ static int kept_for_check(int fd, const struct srv_ident *id, struct secdesc *sd
 	char path[64];
 	int ret;
 
-	if (fstat(fd, &st))
-		return -errno;
-	ret = fd_path(fd, path, sizeof(path));
-	if (ret)
-		return ret;
-	ret = kept_read(fd, path, &st, id, sd);
+	ret = kept_of_fd(fd, id, path, sizeof(path), &st, sd);
 	if (ret != 1 || !sd->has_dacl)
 		return ret < 0 ? ret : 0;
-	if (!sd->has_owner)
-		sid_unix(&sd->owner, UNIX_USERS, st.st_uid);
-	if (!sd->has_group)
-		sid_unix(&sd->group, UNIX_GROUPS, st.st_gid);
-	sd->has_owner = sd->has_group = true;
+	sd_ids_from_file(sd, &st);
 	return 1;
 }
 
