@@ -152,27 +152,29 @@ static void enc_create(struct wcur *w, void *arg)
 	smb2_create_req_encode(w, &c);
 }
 
-/* A CREATE (open-if) with one POSIX create context of the given data. */
-struct posix_create {
+/* A CREATE (open-if) of name with one create context (tag, data). */
+struct ctx_create {
 	const char *name;
-	const uint8_t *ctx;
-	uint32_t ctx_len;
+	const char *tag;
+	uint32_t tag_len;
+	const uint8_t *data;
+	uint32_t len;
+	uint32_t access;
 };
 
-static void enc_create_posix(struct wcur *w, void *arg)
+static void enc_create_ctx(struct wcur *w, void *arg)
 {
-	const struct posix_create *pc = arg;
+	const struct ctx_create *cc = arg;
 	struct smb2_create_req c = { 0 };
-	uint8_t name[256], ctx[64];
+	uint8_t name[256], ctx[512];
 	struct wcur cw;
 	size_t prev = SIZE_MAX;
-	int n = utf8_to_utf16le(pc->name, name, sizeof(name));
+	int n = utf8_to_utf16le(cc->name, name, sizeof(name));
 
 	wcur_init(&cw, ctx, sizeof(ctx));
-	smb2_create_ctx_add_name(&cw, &prev, POSIX_CTX_TAG, POSIX_CTX_TAG_LEN, pc->ctx,
-				 pc->ctx_len);
+	smb2_create_ctx_add_name(&cw, &prev, cc->tag, cc->tag_len, cc->data, cc->len);
 	c.impersonation = 2;
-	c.desired_access = FILE_GENERIC_READ | FILE_GENERIC_WRITE | DELETE_ACCESS;
+	c.desired_access = cc->access;
 	c.share_access = 7;
 	c.disposition = FILE_OPEN_IF;
 	c.name.p = name;
@@ -202,7 +204,8 @@ static void posix_cases(struct raw *keep)
 		{ "an absolute POSIX target", "/etc/passwd", false, 0 },
 		{ "an over-long target", NULL, false, 0 },
 	};
-	struct posix_create pc = { "px-bad", mode3, 3 };
+	struct ctx_create pc = { "px-bad", POSIX_CTX_TAG, POSIX_CTX_TAG_LEN, mode3, 3,
+				  FILE_GENERIC_READ | FILE_GENERIC_WRITE | DELETE_ACCESS };
 	static uint8_t in[40000], t16[20000], big[48000];
 	struct smb2_ioctl_req io = { 0 };
 	struct smb2_fid fid;
@@ -216,7 +219,7 @@ static void posix_cases(struct raw *keep)
 		BAD("POSIX cases: setup failed");
 		return;
 	}
-	if (call(&r, SMB2_CREATE, 1, enc_create_posix, &pc, &st) > 0 && nt_is_error(st))
+	if (call(&r, SMB2_CREATE, 1, enc_create_ctx, &pc, &st) > 0 && nt_is_error(st))
 		OK("POSIX create context of 3 bytes: %s", ntstatus_name(st));
 	else
 		BAD("POSIX create context of 3 bytes: accepted (0x%08x)", st);
@@ -225,9 +228,9 @@ static void posix_cases(struct raw *keep)
 
 		snprintf(name, sizeof(name), "px-%u", i);
 		pc.name = name;
-		pc.ctx = mode4;
-		pc.ctx_len = 4;
-		if (call(&r, SMB2_CREATE, 1, enc_create_posix, &pc, &st) < 0 || st) {
+		pc.data = mode4;
+		pc.len = 4;
+		if (call(&r, SMB2_CREATE, 1, enc_create_ctx, &pc, &st) < 0 || st) {
 			BAD("POSIX create of %s: 0x%08x", name, st);
 			continue;
 		}
@@ -458,35 +461,6 @@ static void q_set_sd(struct wcur *w, const struct smb2_fid *f)
 	q_set(w, f, SMB2_0_INFO_SECURITY, 0, sd, sizeof(sd));
 }
 
-/* A CREATE (open-if) of name with one ExtA (EA list) context. */
-struct ea_create {
-	const char *name;
-	const uint8_t *eas;
-	uint32_t len;
-};
-
-static void enc_create_eas(struct wcur *w, void *arg)
-{
-	const struct ea_create *ec = arg;
-	struct smb2_create_req c = { 0 };
-	uint8_t name[128], ctx[512];
-	struct wcur cw;
-	size_t prev = SIZE_MAX;
-	int n = utf8_to_utf16le(ec->name, name, sizeof(name));
-
-	wcur_init(&cw, ctx, sizeof(ctx));
-	smb2_create_ctx_add(&cw, &prev, SMB2_CTX_EXTA, ec->eas, ec->len);
-	c.impersonation = 2;
-	c.desired_access = FILE_GENERIC_READ | FILE_GENERIC_WRITE;
-	c.share_access = 7;
-	c.disposition = FILE_OPEN_IF;
-	c.name.p = name;
-	c.name.len = (uint32_t)n;
-	c.contexts.p = ctx;
-	c.contexts.len = (uint32_t)cw.off;
-	smb2_create_req_encode(w, &c);
-}
-
 /*
  * EA lists that are malformed or name what is not an EA (the xattrs of
  * DOS attributes, streams, ACLs): each CREATE fails, no file is made.
@@ -513,7 +487,8 @@ static void ea_cases(struct raw *keep)
 		{ "the EA rdax.ntacl (rdaxd's ACL)", ntacl, sizeof(ntacl) },
 		{ "an EA name with ':'", colon, sizeof(colon) },
 	};
-	struct ea_create ec;
+	struct ctx_create ec = { NULL, SMB2_CTX_EXTA, 4, NULL, 0,
+				 FILE_GENERIC_READ | FILE_GENERIC_WRITE };
 	struct raw r;
 	unsigned int i;
 	uint32_t st;
@@ -527,10 +502,10 @@ static void ea_cases(struct raw *keep)
 
 		snprintf(name, sizeof(name), "ea-bad-%u", i);
 		ec.name = name;
-		ec.eas = cases[i].p;
+		ec.data = cases[i].p;
 		ec.len = cases[i].len;
 		/* STATUS_INVALID_EA_NAME is a warning, yet no open */
-		if (call(&r, SMB2_CREATE, 1, enc_create_eas, &ec, &st) > 0 && st &&
+		if (call(&r, SMB2_CREATE, 1, enc_create_ctx, &ec, &st) > 0 && st &&
 		    st != STATUS_PENDING)
 			OK("%s: %s", cases[i].what, ntstatus_name(st) ? ntstatus_name(st) : "error");
 		else
