@@ -47,20 +47,7 @@ static void expect(const char *what, uint32_t got, uint32_t want)
 static uint32_t set_info(struct raw *r, const struct smb2_fid *fid, uint8_t class,
 			 const void *data, uint32_t len)
 {
-	struct smb2_set_info_req s = { 0 };
-	uint8_t b[512];
-	struct wcur w;
-
-	s.info_type = SMB2_0_INFO_FILE;
-	s.info_class = class;
-	s.data.p = data;
-	s.data.len = len;
-	s.fid = *fid;
-	raw_begin(&w, b, sizeof(b));
-	smb2_set_info_req_encode(&w, &s);
-	if (raw_xchg(r, SMB2_SET_INFO, b, w.off))
-		return STATUS_CONNECTION_DISCONNECTED;
-	return r->status;
+	return raw_set_info(r, fid, SMB2_0_INFO_FILE, class, 0, data, len);
 }
 
 /* FileBasicInformation: the times (FILETIME, 0 = leave) and attributes */

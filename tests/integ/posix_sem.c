@@ -81,20 +81,7 @@ static uint32_t pcreate(struct raw *r, const char *name, uint32_t access, uint32
 static uint32_t setinfo(struct raw *r, const struct smb2_fid *fid, uint8_t cls,
 			const void *data, uint32_t len)
 {
-	struct smb2_set_info_req s = {
-		.info_type = SMB2_0_INFO_FILE,
-		.info_class = cls,
-		.fid = *fid,
-		.data = { data, len },
-	};
-	uint8_t b[2048];
-	struct wcur w;
-
-	raw_begin(&w, b, sizeof(b));
-	smb2_set_info_req_encode(&w, &s);
-	if (raw_xchg(r, SMB2_SET_INFO, b, w.off))
-		return STATUS_CONNECTION_DISCONNECTED;
-	return r->status;
+	return raw_set_info(r, fid, SMB2_0_INFO_FILE, cls, 0, data, len);
 }
 
 static uint32_t dispose(struct raw *r, const struct smb2_fid *fid, uint32_t flags)

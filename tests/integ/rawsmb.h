@@ -537,29 +537,42 @@ RAW_FN uint32_t raw_read(struct raw *r, const struct smb2_fid *fid,
 	return r->status;
 }
 
+/* SET_INFO of len bytes of data: type (SMB2_0_INFO_*), class, additional. */
+RAW_FN uint32_t raw_set_info(struct raw *r, const struct smb2_fid *fid, uint8_t type,
+			     uint8_t cls, uint32_t additional, const void *data, uint32_t len)
+{
+	struct smb2_set_info_req s = {
+		.info_type = type,
+		.info_class = cls,
+		.additional = additional,
+		.fid = *fid,
+		.data = { data, len },
+	};
+	uint8_t b[2048];
+	struct wcur w;
+
+	raw_begin(&w, b, sizeof(b));
+	smb2_set_info_req_encode(&w, &s);
+	if (raw_xchg(r, SMB2_SET_INFO, b, w.off))
+		return STATUS_CONNECTION_DISCONNECTED;
+	return r->status;
+}
+
 /* SET_INFO FileRenameInformation (or FileLinkInformation) to a UTF-8 name. */
 RAW_FN uint32_t raw_rename(struct raw *r, const struct smb2_fid *fid,
 			   const char *to, bool link)
 {
-	struct smb2_set_info_req s = { 0 };
-	uint8_t n16[1024], info[1200], b[2048];
-	struct wcur w, wi;
+	uint8_t n16[1024], info[1200];
+	struct wcur wi;
 	int n = utf8_to_utf16le(to, n16, sizeof(n16));
 
 	if (n < 0)
 		return STATUS_INVALID_PARAMETER;
 	wcur_init(&wi, info, sizeof(info));
 	fscc_rename_info_put(&wi, false, n16, (uint32_t)n);
-	s.info_type = SMB2_0_INFO_FILE;
-	s.info_class = link ? FileLinkInformation : FileRenameInformation;
-	s.data.p = info;
-	s.data.len = (uint32_t)wi.off;
-	s.fid = *fid;
-	raw_begin(&w, b, sizeof(b));
-	smb2_set_info_req_encode(&w, &s);
-	if (raw_xchg(r, SMB2_SET_INFO, b, w.off))
-		return STATUS_CONNECTION_DISCONNECTED;
-	return r->status;
+	return raw_set_info(r, fid, SMB2_0_INFO_FILE,
+			    link ? FileLinkInformation : FileRenameInformation, 0, info,
+			    (uint32_t)wi.off);
 }
 
 /* Did the server hang up (EOF or reset) within timeout_ms? */

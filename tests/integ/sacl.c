@@ -66,20 +66,10 @@ static uint32_t query_sd(struct raw *r, const struct smb2_fid *fid, uint32_t sec
 static uint32_t set_sd(struct raw *r, const struct smb2_fid *fid, uint32_t secinfo,
 		       const struct secdesc *sd)
 {
-	struct smb2_set_info_req s = { 0 };
-	uint8_t d[512], b[1024];
-	struct wcur w;
+	uint8_t d[512];
 
-	s.info_type = SMB2_0_INFO_SECURITY;
-	s.additional = secinfo;
-	s.data.p = d;
-	s.data.len = (uint32_t)secdesc_encode(sd, secinfo, d, sizeof(d));
-	s.fid = *fid;
-	raw_begin(&w, b, sizeof(b));
-	smb2_set_info_req_encode(&w, &s);
-	if (raw_xchg(r, SMB2_SET_INFO, b, w.off))
-		return STATUS_CONNECTION_DISCONNECTED;
-	return r->status;
+	return raw_set_info(r, fid, SMB2_0_INFO_SECURITY, 0, secinfo, d,
+			    (uint32_t)secdesc_encode(sd, secinfo, d, sizeof(d)));
 }
 
 static uint32_t open_(struct raw *r, const char *name, uint32_t access, struct smb2_fid *fid)
