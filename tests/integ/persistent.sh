@@ -19,6 +19,28 @@ E=$B/fio-rdax.so
 need fio
 export CACHE_USER=alice CACHE_PW='ca pw alice' CACHE_USER2=alice CACHE_PW2='ca pw alice'
 
+# hold_across_kill NAME CONF OUT: the client opens a persistent handle
+# on [ca] at $port and holds it while rdaxd is killed with -9 and started
+# again (NAME, CONF) on the same port; the client's exit status, its
+# output in OUT
+hold_across_kill() {
+	rm -rf "$T/hold"
+	mkdir "$T/hold"
+	CACHE_HOLD=$T/hold "$BIN" 127.0.0.1 "$port" ca persist >"$3" 2>&1 &
+	cpid=$!
+	i=0
+	while [ ! -e "$T/hold/opened" ] && [ $i -lt 200 ] && kill -0 $cpid 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -9 "$RDAXD_PID"
+	wait "$RDAXD_PID" 2>/dev/null
+	# the same port again, so the client reconnects where it was
+	RDAXD_PORT=$port start_rdaxd "$1" -v --config "$2"
+	touch "$T/hold/restarted"
+	wait $cpid
+}
+
 for store in posix dax; do
 	# the dax run maps ordinary files (the journal too) with libpmem2
 	[ $store = dax ] && export PMEM2_FORCE_GRANULARITY=CACHE_LINE
@@ -41,21 +63,7 @@ CONF
 	grep -q "ca journal .*: $([ $store = dax ] && echo 'on persistent memory' || echo 'written with RWF_DSYNC')" "$log" &&
 		ok "$store: the log says how the journal is kept" ||
 		not_ok "$store: no log line for the journal"
-	rm -rf "$T/hold"
-	mkdir "$T/hold"
-	CACHE_HOLD=$T/hold "$BIN" 127.0.0.1 "$port" ca persist >"$T/$store.out" 2>&1 &
-	cpid=$!
-	i=0
-	while [ ! -e "$T/hold/opened" ] && [ $i -lt 200 ] && kill -0 $cpid 2>/dev/null; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	kill -9 "$RDAXD_PID"
-	wait "$RDAXD_PID" 2>/dev/null
-	# the same port again, so the client reconnects where it was
-	RDAXD_PORT=$port start_rdaxd "$store-2" -v --config "$T/$store.conf"
-	touch "$T/hold/restarted"
-	wait $cpid
+	hold_across_kill "$store-2" "$T/$store.conf" "$T/$store.out"
 	rc=$?
 	sed 's/^/    /' "$T/$store.out"
 	[ $rc = 0 ] && ok "$store: the persistent handle survives kill -9: $(grep -c '^ok:' "$T/$store.out") wire checks" ||
@@ -137,20 +145,7 @@ port=$PORT
 cp "$T/rl1.conf" "$T/rl.conf"
 check_output "a reload adds a CA share" '1 share added' "$RDAXCTL" -s "$RDAXD_CTL" reload
 check_output "... with its journal" "ca journal .*ca-ca.journal" cat "$T/rl.log"
-rm -rf "$T/hold"
-mkdir "$T/hold"
-CACHE_HOLD=$T/hold "$BIN" 127.0.0.1 "$port" ca persist >"$T/rl.out" 2>&1 &
-cpid=$!
-i=0
-while [ ! -e "$T/hold/opened" ] && [ $i -lt 200 ] && kill -0 $cpid 2>/dev/null; do
-	sleep 0.1
-	i=$((i + 1))
-done
-kill -9 "$RDAXD_PID"
-wait "$RDAXD_PID" 2>/dev/null
-RDAXD_PORT=$port start_rdaxd rl-2 -v --config "$T/rl.conf"
-touch "$T/hold/restarted"
-wait $cpid && ok "a persistent handle on the reloaded CA share survives kill -9" ||
+hold_across_kill rl-2 "$T/rl.conf" "$T/rl.out" && ok "a persistent handle on the reloaded CA share survives kill -9" ||
 	{ not_ok "the persistent handle on the reloaded CA share did not survive"; sed 's/^/    | /' "$T/rl.out"; }
 cp "$T/rl0.conf" "$T/rl.conf"
 check_output "a reload removes the CA share" '1 removed' "$RDAXCTL" -s "$RDAXD_CTL" reload
