@@ -20,7 +20,7 @@ tiers=${*:-unit integ vm}
 [ "${RDAX_SKIP_VM:-0}" = 1 ] && tiers=$(echo "$tiers" | sed 's/vm//')
 logdir="$B/test-logs"
 mkdir -p "$logdir"
-pass=0 fail=0 skip=0 failed="" skipped=""
+pass=0 fail=0 skip=0 failed="" skipped="" whys=""
 
 # Sanitizer builds: every process of a test (rdaxd in the background, the
 # CLI, tools, fio with the engine) writes its reports to $san/TEST.PID;
@@ -67,6 +67,15 @@ skip_cases() { # name log
 	done <"$2"
 }
 
+# why_of name log: the first line that says why a test failed, kept for
+# the end of the output (CI shows its tail)
+why_of() {
+	w=$(grep -m1 -E 'ERROR: [A-Za-z]+Sanitizer|runtime error|^(not ok|FAIL)|^TIMEOUT' "$2" |
+		cut -c1-160)
+	whys="$whys
+  $1: ${w:-see $2}"
+}
+
 run_one() { # name timeout cmd...
 	name=$1 t=$2
 	shift 2
@@ -88,6 +97,7 @@ run_one() { # name timeout cmd...
 		printf '  SKIP  %-40s %3ss  %s\n' "$name" "$dur" "$why" ;;
 	*) fail=$((fail + 1)); failed="$failed $name"
 		[ $rc = 124 ] && echo "TIMEOUT after ${t}s" >>"$log"
+		why_of "$name" "$log"
 		printf '  FAIL  %-40s %3ss  (rc=%s, log %s)\n' "$name" "$dur" "$rc" "$log"
 		if [ $rc = 98 ]; then
 			sed -n '/^=== sanitizer report/,$p' "$log" | grep -v '^$' | head -n 15
@@ -111,7 +121,9 @@ run_suite() { # name timeout cmd...
 	while IFS= read -r line; do
 		case $line in
 		"not ok "*) n=$((n + 1)); fail=$((fail + 1)); sub=${line#not ok }
-			failed="$failed $name/${sub%% *}"; echo "  FAIL  $name/$sub" ;;
+			failed="$failed $name/${sub%% *}"; echo "  FAIL  $name/$sub"
+			whys="$whys
+  $name/$(echo "$sub" | cut -c1-160)" ;;
 		"ok "*"# SKIP"*) n=$((n + 1)); skip=$((skip + 1)); sub=${line#ok }
 			echo "  SKIP  $name/$sub" ;;
 		"ok "*) n=$((n + 1)); pass=$((pass + 1)); echo "  PASS  $name/${line#ok }" ;;
@@ -123,6 +135,7 @@ run_suite() { # name timeout cmd...
 	elif [ $rc != 0 ] && [ $rc != 77 ] && ! grep -q '^not ok ' "$log"; then
 		fail=$((fail + 1)); failed="$failed $name"
 		[ $rc = 124 ] && echo "TIMEOUT after ${t}s" >>"$log"
+		why_of "$name" "$log"
 		printf '  FAIL  %-40s (rc=%s, log %s)\n' "$name" "$rc" "$log"
 		tail -n 15 "$log" | sed 's/^/        | /'
 	fi
@@ -158,6 +171,6 @@ for tier in $tiers; do
 done
 
 [ -n "$skipped" ] && echo "skipped:$skipped"
-[ -n "$failed" ] && echo "failed:$failed"
+[ -n "$failed" ] && echo "failed:$failed" && echo "why:$whys"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]
