@@ -37,8 +37,13 @@
 #include "util/utf16.h"
 
 #define INO_BUCKETS 256
+/*
+ * IN_OPEN and IN_CLOSE report nothing; they sit between a create's own
+ * IN_ATTRIB and a later change of the file's attributes, which the
+ * kernel would otherwise merge into one event.
+ */
 #define INO_MASK (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | \
-		  IN_MODIFY | IN_ONLYDIR | IN_EXCL_UNLINK)
+		  IN_MODIFY | IN_OPEN | IN_CLOSE | IN_ONLYDIR | IN_EXCL_UNLINK)
 #define NOTIFY_MAX_DEPTH 64
 
 /* One inotify watch of a worker: an inode, and the handles watching it. */
@@ -46,7 +51,8 @@ struct ino_wd {
 	struct list_head link;		/* bucket */
 	int wd;
 	struct list_head watchers;	/* nwatch.wd_link */
-	char created[NAME_MAX + 1];	/* the last event's name, if it was IN_CREATE */
+	char created[NAME_MAX + 1];	/* a file being created: its name */
+	bool created_attr;		/* and its create set its attributes */
 };
 
 /* A handle's interest in one directory. */
@@ -599,6 +605,34 @@ static void all_overflow(struct srv_inotify *in)
 	}
 }
 
+/*
+ * A create sets the new file's attributes at once (rdaxd's
+ * user.DOSATTRIB, a local touch's times): its IN_ATTRIB events, until the
+ * creating open closes or the file is opened again, are part of the
+ * create, as on Windows. Opens and closes only mark that end. False: the
+ * event reports nothing.
+ */
+static bool created_part(struct ino_wd *iw, const struct inotify_event *ev)
+{
+	bool mine = ev->len && iw->created[0] && !strcmp(iw->created, ev->name);
+
+	if (ev->mask & (IN_OPEN | IN_CLOSE)) {
+		if (mine && (ev->mask & IN_CLOSE || iw->created_attr))
+			iw->created[0] = 0;
+		return false;
+	}
+	if (ev->mask & IN_ATTRIB && mine) {
+		iw->created_attr = true;
+		return false;
+	}
+	iw->created[0] = 0;
+	if (ev->mask & IN_CREATE && ev->len && ev->len <= sizeof(iw->created)) {
+		snprintf(iw->created, sizeof(iw->created), "%s", ev->name);
+		iw->created_attr = false;
+	}
+	return true;
+}
+
 static void handle_event(struct srv_inotify *in, const char *buf, size_t len,
 			 const struct inotify_event *ev)
 {
@@ -623,20 +657,8 @@ static void handle_event(struct srv_inotify *in, const char *buf, size_t len,
 				return;
 		}
 	}
-	/*
-	 * A create sets the new file's attributes at once (rdaxd's
-	 * user.DOSATTRIB, a local touch's times): one IN_ATTRIB straight
-	 * after IN_CREATE is part of the create, as on Windows.
-	 */
-	if (ev->mask & IN_ATTRIB && ev->len && iw->created[0] &&
-	    !strcmp(iw->created, ev->name)) {
-		iw->created[0] = 0;
+	if (!created_part(iw, ev))
 		return;
-	}
-	if (ev->mask & IN_CREATE && ev->len && ev->len <= sizeof(iw->created))
-		snprintf(iw->created, sizeof(iw->created), "%s", ev->name);
-	else
-		iw->created[0] = 0;
 	list_for_each_safe(pos, tmp, &iw->watchers) {
 		struct nwatch *nw = list_entry(pos, struct nwatch, wd_link);
 		struct srv_notify *n = nw->n;
@@ -846,11 +868,16 @@ int smb_change_notify(struct srv_req *req)
 		return -EINVAL;
 	f = o->file;
 	pthread_mutex_lock(&o->dir_lock);
-	/* what already happened is queued before the request decides to wait */
+	/*
+	 * What already happened is queued before the request decides to
+	 * wait; a handle's first request drains the worker it will watch
+	 * from, so changes made before it go only to the handles that
+	 * watched then.
+	 */
 	pthread_mutex_lock(&f->lock);
-	w = o->notify ? o->notify->w : NULL;
+	w = o->notify ? o->notify->w : req->conn->w;
 	pthread_mutex_unlock(&f->lock);
-	if (w)
+	if (w->ino)
 		srv_inotify_run(w, false);
 	if (!o->notify) {
 		ret = notify_new(req, o, &r, &n);
