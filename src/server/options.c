@@ -225,6 +225,13 @@ static int hook_log_level(struct srv_opt_ctx *c, const struct srv_opt *o, const 
 	return 0;
 }
 
+static int hook_rdma_keepalive(struct srv_opt_ctx *c, const struct srv_opt *o,
+			       const char *v, int64_t n)
+{
+	c->cfg->smbd.keepalive_ms = (int)n * 1000;
+	return 0;
+}
+
 #define GLOBAL SRV_OPT_GLOBAL
 #define SHARE SRV_OPT_SHARE
 #define BOTH (SRV_OPT_GLOBAL | SRV_OPT_SHARE)
@@ -357,6 +364,11 @@ const struct srv_opt srv_opts[] = {
 	  .flags = RESTART, .min = 512 << 10, .max = 16 << 20,
 	  G(smbd.max_read_write_size), .def = "8M",
 	  .help = "SMB-Direct: the largest RDMA transfer per request", .peer = "ksmbd" },
+	{ "rdma keepalive", .arg = "SECONDS", .type = SRV_OPT_INT, .scope = GLOBAL,
+	  .flags = RESTART, .min = 0, .max = 3600, .hook = hook_rdma_keepalive, .def = "120",
+	  .help = "SMB-Direct: an idle channel is probed after SECONDS and dropped when "
+		  "the probe is not answered in as many again; 0: never (MS-SMBD "
+		  "KeepaliveInterval)" },
 	{ "rdma bounce size", .arg = "SIZE", .type = SRV_OPT_SIZE, .scope = GLOBAL,
 	  .flags = RESTART, .min = 1 << 20, .max = 16ll << 30, G(bounce_size), .def = "64M",
 	  .help = "SMB-Direct: each worker's registered bounce buffer per device" },

@@ -16,6 +16,8 @@
 #include <limits.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -858,12 +860,66 @@ static size_t smbd_queued(const struct xprt *x)
 	return ((const struct smbd_conn *)x)->tx_queued;
 }
 
+/* The verbs objects of a connection, and the connection itself. */
+static void release_verbs(struct smbd_conn *c)
+{
+	if (c->qp)
+		rdma_destroy_qp(c->id);
+	free_buffers(c);
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	if (c->comp_ch)
+		ibv_destroy_comp_channel(c->comp_ch);
+	if (c->own_pd && c->pd)
+		ibv_dealloc_pd(c->pd);
+	if (c->id)
+		rdma_destroy_id(c->id);
+	if (c->cm_ch)
+		rdma_destroy_event_channel(c->cm_ch);
+	free(c);
+}
+
+static void *release_run(void *arg)
+{
+	release_verbs(arg);
+	return NULL;
+}
+
+/*
+ * After a link loss, destroying a QP can wait until the packets it still
+ * has queued on the link are gone (minutes on rxe), and destroying the id
+ * until its connection manager messages time out. A failed connection's
+ * verbs objects are therefore released by a thread of their own, so the
+ * caller's other connections go on.
+ */
+static void release_verbs_async(struct smbd_conn *c)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t t;
+	int ret;
+
+	if (pthread_attr_init(&attr)) {
+		release_verbs(c);
+		return;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	ret = pthread_create(&t, &attr, release_run, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (ret)
+		release_verbs(c);
+}
+
 static void smbd_destroy(struct xprt *x)
 {
 	struct smbd_conn *c = (struct smbd_conn *)x;
 	struct ibv_wc wc;
 	struct xbuf *b;
 	struct smbd_rw *rw;
+	bool failed = c->state == SMBD_ERROR;
 	int tries;
 
 	if (c->id && c->state != SMBD_CONNECTING)
@@ -899,20 +955,10 @@ static void smbd_destroy(struct xprt *x)
 		if (c->comp_ch)
 			epoll_ctl(x->epfd, EPOLL_CTL_DEL, c->comp_ch->fd, NULL);
 	}
-	if (c->qp)
-		rdma_destroy_qp(c->id);
-	free_buffers(c);
-	if (c->cq)
-		ibv_destroy_cq(c->cq);
-	if (c->comp_ch)
-		ibv_destroy_comp_channel(c->comp_ch);
-	if (c->own_pd && c->pd)
-		ibv_dealloc_pd(c->pd);
-	if (c->id)
-		rdma_destroy_id(c->id);
-	if (c->cm_ch)
-		rdma_destroy_event_channel(c->cm_ch);
-	free(c);
+	if (failed && c->qp)
+		release_verbs_async(c);
+	else
+		release_verbs(c);
 }
 
 static const struct xprt_ops smbd_ops = {
