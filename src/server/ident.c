@@ -23,24 +23,35 @@
 
 /*
  * What rdaxd keeps, and when; everything else leaves the bounding set
- * too. CAP_DAC_READ_SEARCH only as root: the kernel lowers it while a
- * thread's fsuid is a user's and raises it again at fsuid 0 (the server
- * itself, or "force user = root"); a non-root process would hold it while
- * acting as anyone. TCP listeners are bound before the drop, so binding
- * port 445 needs CAP_NET_BIND_SERVICE after it only for an rdma://
- * listener (rdma_cm checks it too, and RDMA descriptors must be opened
- * after the drop). CAP_IPC_LOCK is for registered (pinned) RDMA memory.
+ * too. The file-system capabilities only as root: the kernel lowers them
+ * while a thread's fsuid is a user's and raises them again at fsuid 0
+ * (capabilities(7)), so a session of root ("force user = root" too) acts
+ * as root, a user's as that user, and rdaxd itself works beneath the
+ * share as uid 0 (every path is resolved beneath the share root); a
+ * non-root process would hold them while acting as anyone. CAP_FSETID is
+ * effective only while a thread acts as a root session (self_off): a
+ * write on a handle clears set-user-ID bits unless root opened it. TCP
+ * listeners are bound before the drop, so binding port 445 needs
+ * CAP_NET_BIND_SERVICE after it only for an rdma:// listener (rdma_cm
+ * checks it too, and RDMA descriptors must be opened after the drop).
+ * CAP_IPC_LOCK is for registered (pinned) RDMA memory.
  */
 static const struct {
 	int cap;
 	unsigned int need;		/* SRV_IDENT_*, 0: always */
+	bool self_off;			/* not effective while acting as rdaxd */
 	const char *name;
 } kept_caps[] = {
-	{ CAP_SETUID, 0, "setuid" },			/* fsuid of a session's user */
-	{ CAP_SETGID, 0, "setgid" },			/* its fsgid and groups */
-	{ CAP_DAC_READ_SEARCH, SRV_IDENT_ROOT, "dac_read_search" },
-	{ CAP_IPC_LOCK, SRV_IDENT_RDMA, "ipc_lock" },
-	{ CAP_NET_BIND_SERVICE, SRV_IDENT_RDMA_LOW_PORT, "net_bind_service" },
+	{ CAP_SETUID, 0, false, "setuid" },		/* fsuid of a session's user */
+	{ CAP_SETGID, 0, false, "setgid" },		/* its fsgid and groups */
+	{ CAP_CHOWN, SRV_IDENT_ROOT, false, "chown" },	/* root gives files away */
+	{ CAP_DAC_OVERRIDE, SRV_IDENT_ROOT, false, "dac_override" },
+	{ CAP_DAC_READ_SEARCH, SRV_IDENT_ROOT, false, "dac_read_search" },
+	{ CAP_FOWNER, SRV_IDENT_ROOT, false, "fowner" },	/* chmod, times, ACLs of any file */
+	{ CAP_FSETID, SRV_IDENT_ROOT, true, "fsetid" },	/* set-ID bits kept */
+	{ CAP_MKNOD, SRV_IDENT_ROOT, false, "mknod" },	/* devices, with "rdax special files" */
+	{ CAP_IPC_LOCK, SRV_IDENT_RDMA, false, "ipc_lock" },
+	{ CAP_NET_BIND_SERVICE, SRV_IDENT_RDMA_LOW_PORT, false, "net_bind_service" },
 };
 
 static bool switching;
@@ -75,6 +86,10 @@ static __thread uint64_t cur_serial = SERIAL_SELF;
 /* the process's own identity, as it started */
 static uid_t self_uid;
 static gid_t self_gid;
+/* what a thread acting as uid 0 holds: as a root session, as rdaxd */
+static struct __user_cap_data_struct caps_root[2], caps_self[2];
+static bool root_caps;		/* the file-system capabilities are kept */
+static __thread bool has_fsetid;	/* this thread acts as a root session */
 static gid_t *self_groups;
 static int self_ngroups;
 
@@ -142,7 +157,8 @@ int srv_ident_setup(unsigned int needs, char *why, size_t len)
 		if ((kept_caps[i].need & needs) != kept_caps[i].need || !cap_permitted(d, c))
 			continue;
 		keep[c / 32].permitted |= 1u << (c % 32);
-		keep[c / 32].effective |= 1u << (c % 32);
+		if (!kept_caps[i].self_off)
+			keep[c / 32].effective |= 1u << (c % 32);
 		off += (size_t)snprintf(kept + off, off < sizeof(kept) ? sizeof(kept) - off : 0,
 					" %s", kept_caps[i].name);
 	}
@@ -154,6 +170,11 @@ int srv_ident_setup(unsigned int needs, char *why, size_t len)
 	ret = caps_set(keep);
 	if (ret)
 		return ret;
+	memcpy(caps_self, keep, sizeof(keep));
+	memcpy(caps_root, keep, sizeof(keep));
+	for (i = 0; i < 2; i++)
+		caps_root[i].effective = caps_root[i].permitted;
+	root_caps = cap_permitted(keep, CAP_CHOWN);
 	switching = cap_permitted(keep, CAP_SETUID) &&
 		    cap_permitted(keep, CAP_SETGID);
 	delegate = rdma;
@@ -323,8 +344,11 @@ void srv_ident_put(struct srv_ident **idp)
 		free(id);
 }
 
-static int set_ids(uid_t uid, gid_t gid, int ngroups, const gid_t *groups)
+/* root_session: uid 0 as a session's user, with every kept capability */
+static int set_ids(uid_t uid, gid_t gid, int ngroups, const gid_t *groups, bool root_session)
 {
+	int ret;
+
 	/* groups and fsgid while CAP_SETGID is surely effective, fsuid last */
 	if (syscall(SYS_setgroups, (size_t)ngroups, groups))
 		return -errno;
@@ -334,7 +358,18 @@ static int set_ids(uid_t uid, gid_t gid, int ngroups, const gid_t *groups)
 	syscall(SYS_setfsuid, uid);
 	if ((uid_t)syscall(SYS_setfsuid, (uid_t)-1) != uid)
 		return -EPERM;
-	return 0;
+	/*
+	 * At a user's fsuid the kernel has lowered the file-system
+	 * capabilities; at fsuid 0 it raised all of them (from a user's) or
+	 * none (from uid 0): set what this uid 0 holds.
+	 */
+	has_fsetid = false;
+	if (uid || !root_caps)
+		return 0;
+	ret = caps_set(root_session ? caps_root : caps_self);
+	if (!ret)
+		has_fsetid = root_session;
+	return ret;
 }
 
 int srv_ident_enter(const struct srv_ident *id)
@@ -345,15 +380,22 @@ int srv_ident_enter(const struct srv_ident *id)
 	if (!switching || cur_serial == want)
 		return 0;
 	if (id)
-		ret = set_ids(id->uid, id->gid, id->ngroups, id->groups);
+		ret = set_ids(id->uid, id->gid, id->ngroups, id->groups, true);
 	else
-		ret = set_ids(self_uid, self_gid, self_ngroups, self_groups);
+		ret = set_ids(self_uid, self_gid, self_ngroups, self_groups, false);
 	/* half-switched: never trust this thread's identity until the next switch */
 	cur_serial = ret ? SERIAL_UNKNOWN : want;
 	if (ret)
 		log_ratelimited(LOG_ERR, "cannot act as %s (uid %u): %s", id ? id->name : "rdaxd",
 				(unsigned int)(id ? id->uid : self_uid), strerror(-ret));
 	return ret;
+}
+
+int srv_ident_io(const struct srv_ident *opener)
+{
+	if (!switching || delegate || !opener || has_fsetid == (root_caps && !opener->uid))
+		return 0;
+	return srv_ident_enter(opener);
 }
 
 int srv_ident_run_self(const struct srv_ident *back, int (*fn)(void *), void *arg)

@@ -42,14 +42,16 @@ struct srv_ident {
 /* What the server needs, for srv_ident_setup (ROOT is found by itself). */
 #define SRV_IDENT_RDMA		0x1	/* an rdma:// listener: identity threads, CAP_IPC_LOCK */
 #define SRV_IDENT_RDMA_LOW_PORT	0x2	/* one on a port below 1024: CAP_NET_BIND_SERVICE */
-#define SRV_IDENT_ROOT		0x4	/* started as root: CAP_DAC_READ_SEARCH */
+#define SRV_IDENT_ROOT		0x4	/* started as root: the file-system capabilities */
 
 /*
  * Once, on the main thread before any worker starts and before any RDMA
  * descriptor is opened, after the TCP listeners are bound: keep only the
- * capabilities rdaxd needs (CAP_SETUID, CAP_SETGID; CAP_DAC_READ_SEARCH
- * as root; CAP_IPC_LOCK with RDMA; CAP_NET_BIND_SERVICE for an rdma://
- * listener below port 1024) and decide whether identities are switched.
+ * capabilities rdaxd needs (CAP_SETUID, CAP_SETGID; as root CAP_CHOWN,
+ * CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_FSETID and
+ * CAP_MKNOD, effective only while a thread acts as uid 0; CAP_IPC_LOCK
+ * with RDMA; CAP_NET_BIND_SERVICE for an rdma:// listener below port
+ * 1024) and decide whether identities are switched.
  * why says what was decided, for the log.
  */
 int srv_ident_setup(unsigned int needs, char *why, size_t len);
@@ -89,6 +91,16 @@ void srv_ident_put(struct srv_ident **id);
  * Only for threads that drive no RDMA; srv_ident_run is for everyone.
  */
 int srv_ident_enter(const struct srv_ident *id);
+
+/*
+ * Before a write on an open handle (which otherwise runs as whoever the
+ * thread last acted as): the thread holds CAP_FSETID exactly when opener
+ * is root, so the kernel clears set-user-ID and set-group-ID bits as it
+ * would for the opener. A compare when it does already; a switch to
+ * opener when not. Nothing on a worker of an RDMA server (it never
+ * switches and acts as rdaxd, without CAP_FSETID: every write clears).
+ */
+int srv_ident_io(const struct srv_ident *opener);
 
 /*
  * fn(arg) acting as id: in this thread, or on its identity thread (a

@@ -1626,6 +1626,10 @@ int smb_write(struct srv_req *req)
 		srv_write_place_release(req->conn, pl);
 		goto done;
 	}
+	/* set-ID bits: cleared unless root wrote, as the kernel does */
+	ret = srv_ident_io(o->ident);
+	if (ret)
+		return ret;
 	iov.iov_base = (void *)r.data.p;
 	iov.iov_len = r.length;
 	n = srv_pwritev(o, &iov, 1, off,

@@ -20,8 +20,12 @@ need smbclient setpriv python3
 [ "$(id -u)" = 0 ] || skip "switching identities needs root (CAP_SETUID, CAP_SETGID)"
 LEAK=$B/tests/identleak
 DENY=$B/tests/identdeny
+CHOWN=$B/tests/identchown
+SUID=$B/tests/identsuid
 [ -x "$LEAK" ] || die "$LEAK not built (make tests)"
 [ -x "$DENY" ] || die "$DENY not built (make tests)"
+[ -x "$CHOWN" ] || die "$CHOWN not built (make tests)"
+[ -x "$SUID" ] || die "$SUID not built (make tests)"
 
 ua=rxa$$ ub=rxb$$ uc=rxc$$ ud=rxd$$
 make_user "$T/passdb" $ua "id pw $ua"
@@ -229,16 +233,20 @@ check_fails_output "smbclient: a passdb user without a Unix account is refused" 
 	"NT_STATUS_LOGON_FAILURE" sc //127.0.0.1/data -U "$ghost%id pw ghost" -c "ls"
 
 # the capabilities: every thread of rdaxd (workers, identity threads,
-# liburcu's) holds at most setuid setgid dac_read_search (no rdma://
-# listener: no ipc_lock; the TCP port is bound before the drop: no
-# net_bind_service), and nothing else is left in any set
+# liburcu's) holds at most setuid setgid and, effective only at fsuid 0,
+# the file-system capabilities root needs (chown dac_override
+# dac_read_search fowner fsetid mknod; no rdma:// listener: no ipc_lock;
+# the TCP port is bound before the drop: no net_bind_service), nothing
+# else in any set, and a thread acting as a user (fsuid not 0) has no
+# file-system capability in its effective set
 # caps_check PID KEPT-HEX EXACT(0|1): EXACT: the main thread's permitted
 # set is KEPT itself
 caps_check() {
 	python3 - "$@" <<'PY'
 import glob, sys
 pid, kept, exact = sys.argv[1], int(sys.argv[2], 16), sys.argv[3] == "1"
-bad, n = [], 0
+fs = sum(1 << c for c in (0, 1, 2, 3, 4, 9, 27, 32))	# capabilities(7): follow fsuid
+bad, n, users = [], 0, 0
 for st in sorted(glob.glob("/proc/%s/task/*/status" % pid)):
     try:
         f = dict(l.split(":", 1) for l in open(st).read().splitlines() if ":" in l)
@@ -246,24 +254,96 @@ for st in sorted(glob.glob("/proc/%s/task/*/status" % pid)):
         continue
     n += 1
     tid = st.split("/")[4]
+    fsuid = int(f["Uid"].split()[3])
+    users += fsuid != 0
     c = {k: int(f[k].strip(), 16) for k in ("CapPrm", "CapEff", "CapBnd", "CapInh", "CapAmb")}
     if (c["CapPrm"] & ~kept or c["CapEff"] & ~kept or c["CapBnd"] != kept or c["CapInh"]
-            or c["CapAmb"] or (exact and tid == pid and c["CapPrm"] != kept)):
-        bad.append("thread %s (%s): %s" % (tid, f["Name"].strip(),
+            or c["CapAmb"] or (exact and tid == pid and c["CapPrm"] != kept)
+            or (fsuid and c["CapEff"] & fs)):
+        bad.append("thread %s (%s, fsuid %d): %s" % (tid, f["Name"].strip(), fsuid,
                    " ".join("%s=%x" % kv for kv in c.items())))
-print("%d threads, kept %x" % (n, kept))
+print("%d threads, kept %x, %d acting as users" % (n, kept, users))
 for b in bad:
     print("BAD " + b)
 sys.exit(1 if bad or n < 3 else 0)
 PY
 }
-kept=$(python3 -c 'print("%x" % sum(1 << c for c in (2, 6, 7)))')
-check_output "capabilities of every thread: at most setuid setgid dac_read_search" \
+kept=$(python3 -c 'print("%x" % sum(1 << c for c in (0, 1, 2, 3, 4, 6, 7, 27)))')
+check_output "capabilities of every thread: at most setuid setgid and root's file-system ones" \
 	"threads, kept $kept" caps_check "$RDAXD_PID" "$kept" 1
 sed 's/^/    | /' "$T/check.out" | head -n 3
 check "the start log says what it keeps" \
-	grep -q "capabilities kept: setuid setgid dac_read_search$" "$T/srv.log"
+	grep -q "capabilities kept: setuid setgid chown dac_override dac_read_search fowner fsetid mknod$" "$T/srv.log"
 check "SIGTERM stops rdaxd cleanly" stop_rdaxd
+
+# root acts as root: a session of root (force user = root) gives files
+# away, changes their group and writes through mode bits; an ordinary
+# user may not, and one worker serving both leaves the user none of
+# root's powers (its fsuid lowers them). One worker: every request meets
+# the thread the other left.
+share_dir "$T/rt"
+uidb=$(id -u $ub)
+gidg=$(getent group "$grp" | cut -d: -f3)
+cat >"$T/rt.conf" <<CONF
+[global]
+	passdb file = $T/passdb
+[rt]
+	path = $T/rt
+	read only = no
+	force user = root
+[ut]
+	path = $T/rt
+	read only = no
+CONF
+start_rdaxd rt --config "$T/rt.conf" --workers 1
+U="smb://127.0.0.1:$PORT"
+# chown SHARE USER FILE owner|group ID: SET_INFO of the owner or group
+chown_smb() {
+	"$CHOWN" 127.0.0.1 "$PORT" "$1" "$2" "$T/$2.pw" "$3" "$4" "$5"
+}
+for f in gift own secret ro; do
+	printf '%s\n' "$f" >"$T/rt/$f"
+done
+chown $ua:users "$T/rt/gift" "$T/rt/own" "$T/rt/secret" "$T/rt/ro"
+chmod 0600 "$T/rt/gift" "$T/rt/own" "$T/rt/secret"
+chmod 0444 "$T/rt/ro"
+check "root session: chown $ua's file to $ub (SET_INFO owner)" \
+	chown_smb rt $ua gift owner "$uidb"
+check_output "... $ub's on disk" "^$ub:users$" owner "$T/rt/gift"
+check "root session: chgrp it to $grp (SET_INFO group)" \
+	chown_smb rt $ua gift group "$gidg"
+check_output "... $grp on disk" "^$ub:$grp$" owner "$T/rt/gift"
+check "root session: overwrites $ua's 0444 file (mode bits overridden)" \
+	$RDAX $A put "$T/f.txt" "$U/rt/ro"
+check_output "... the data is there" "^some data$" cat "$T/rt/ro"
+check_fails_output "$ua (ordinary session) may not give her file to $ub" "STATUS_ACCESS_DENIED" \
+	chown_smb ut $ua own owner "$uidb"
+check_output "... still hers" "^$ua:users$" owner "$T/rt/own"
+check_fails_output "... nor chgrp it to a group she is not in" "STATUS_ACCESS_DENIED" \
+	chown_smb ut $ua own group 0
+check_output "root session reads $ua's 0600 file" "^secret$" $RDAX $A cat "$U/rt/secret"
+check_fails_output "... $ub (ordinary session, the same worker) may not" "STATUS_ACCESS_DENIED" \
+	$RDAX $Bo cat "$U/ut/secret"
+check_fails_output "... nor overwrite $ua's 0444 file" "STATUS_ACCESS_DENIED" \
+	$RDAX $Bo put "$T/f.txt" "$U/ut/ro"
+check_output "the worker, acting as $ub: no file-system capability effective" \
+	"threads, kept $kept, 1 acting as users" caps_check "$RDAXD_PID" "$kept" 1
+sed 's/^/    | /' "$T/check.out" | head -n 3
+# a write on a handle runs as whoever the worker last acted as; it must
+# clear set-user-ID and set-group-ID bits unless root opened the file,
+# as the kernel does (the root session holds CAP_FSETID)
+for f in usuid rsuid; do
+	head -c 4096 /dev/zero >"$T/rt/$f"
+	chown $ua:users "$T/rt/$f"
+	chmod 06777 "$T/rt/$f"
+done
+check "$ub writes into $ua's 06777 file right after a root session's request" \
+	"$SUID" 127.0.0.1 "$PORT" ut $ub "$T/$ub.pw" rt $ua "$T/$ua.pw" usuid
+check_output "... its set-ID bits are gone" "^777$" stat -c %a "$T/rt/usuid"
+check "a root session writes into one right after $ub's request" \
+	"$SUID" 127.0.0.1 "$PORT" rt $ua "$T/$ua.pw" ut $ub "$T/$ub.pw" rsuid
+check_output "... its set-ID bits stay" "^6777$" stat -c %a "$T/rt/rsuid"
+check "SIGTERM stops it cleanly" stop_rdaxd
 
 # two users interleaved on one worker under load
 share_dir "$T/leak"
@@ -441,7 +521,7 @@ check "... and says every session acts as it" \
 	grep -q "no CAP_SETUID/CAP_SETGID: every session acts as uid $(id -u $ua).*capabilities kept: none" \
 	"$T/solo.log"
 check "... and that force user is ignored" grep -q "share \[solo\]: force user/group ignored" "$T/solo.log"
-check_output "... every thread: no capability (CapPrm=0)" "threads, kept 0$" caps_check "$RDAXD_PID" 0 1
+check_output "... every thread: no capability (CapPrm=0)" "threads, kept 0," caps_check "$RDAXD_PID" 0 1
 check "$ub logs on and puts a file" $RDAX $Bo put "$T/f.txt" "smb://127.0.0.1:$PORT/solo/b.txt"
 check_output "... owned by $ua, the user rdaxd runs as" "^$ua:users$" owner "$T/solo/b.txt"
 check "the ghost user logs on: no Unix account is needed" \
