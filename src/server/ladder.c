@@ -18,9 +18,9 @@
 
 /*
  * A 2 MiB unnamed file in each DAX share, mapped as files are, for the
- * direct rung's probe. Made at start before the capability drop: rdaxd
- * is then still allowed to write into a share root that belongs to a
- * user (0755); afterwards, without CAP_DAC_OVERRIDE, it is not. A share
+ * direct rung's probe. Made at start before the capability drop, with
+ * every capability rdaxd started with: the share root may belong to a
+ * user (0755), and nothing after the drop should depend on it. A share
  * without one (it could not be made) ends on the bounce or odp rung,
  * with the reason.
  */

@@ -697,7 +697,7 @@ static int posix_set(const char *path, const struct stat *st, acl_t acc, acl_t d
 
 /*
  * Apply the parts of sd that secinfo names: the owner and group (chown
- * as the user: the kernel decides, rdaxd keeps no CAP_CHOWN), the DACL
+ * as the user: the kernel decides; only a root session holds CAP_CHOWN), the DACL
  * as POSIX ACLs; what has no POSIX form is kept in user.rdax.ntacl.
  */
 static int sd_apply(int fd, struct secdesc *sd, uint32_t secinfo,

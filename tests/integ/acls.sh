@@ -4,8 +4,8 @@
 # smbcacls shows a file's mode and POSIX ACL as a DACL of S-1-22-1-UID,
 # S-1-22-2-GID and Everyone; --add, --set and --delete come back on disk
 # (getfacl), a directory's inheritable ACEs as its default ACL; a DENIED
-# ACE refuses its user while another still opens; the owner cannot be
-# given away (no CAP_CHOWN), an owner SID without a Unix id is kept as
+# ACE refuses its user while another still opens; a user cannot give
+# her file away (only root may chown), an owner SID without a Unix id is kept as
 # sent; MxAc follows the user's access; a kept DACL decides (the owner
 # of a read-only DACL may not write); SACLs need SeSecurityPrivilege,
 # root's only (tests/integ/sacl.c). smbcacls
@@ -154,7 +154,7 @@ check_output "... and lets the owner read" "getting file" get $ua g
 check_output "MxAc: the DACL's read, the owner's READ_CONTROL and WRITE_DAC, DELETE by the directory" \
 	"Maximum access: 0x170089" timeout 30 smbcacls //127.0.0.1/data g -U "$ua%pw $ua" -x
 
-check_fails_output "$ua cannot give f away (no CAP_CHOWN)" "NT_STATUS_ACCESS_DENIED" \
+check_fails_output "$ua cannot give f away (only root may chown)" "NT_STATUS_ACCESS_DENIED" \
 	cacls $ua f --chown "S-1-22-1-$uidb"
 check "an owner SID that is no Unix user is taken (Samba's acl_xattr)" \
 	cacls $ua f --chown "S-1-5-21-1-2-3-500"

@@ -15,7 +15,7 @@
  *   sacl HOST PORT SHARE ROOTSHARE DIR USER PWFILE FILE
  *
  * FILE (in DIR, the share's directory on this host) is the user's, mode
- * 0666 so root may write its xattrs: rdaxd keeps no CAP_DAC_OVERRIDE.
+ * 0666 (root, with CAP_DAC_OVERRIDE, writes its xattrs whatever the mode).
  */
 #include <errno.h>
 #include <stdio.h>
