@@ -9,12 +9,16 @@
 # POSIX unlink and rename semantics (FileDispositionInformationEx,
 # FileRenameInformationEx; cifs.ko 6.1 sends neither): a raw client,
 # tests/integ/posix_sem.c.
+# Special files from NFS reparse buffers (tests/integ/specfile.c, as
+# cifs.ko after 6.1 sends them): only on a share with "rdax special
+# files"; devices only for a root session (CAP_MKNOD), not for a user.
 # Samba 4.17's smbd and smbclient have no SMB3 POSIX extensions
 # (lp_smb2_unix_extensions() is hard-wired off): no calibration here.
 . "$(dirname "$0")/lib.sh"
 
 S=$T/share
-share_dir "$S" "$T/plain"
+share_dir "$S" "$T/plain" "$T/sp"
+chmod 0777 "$T/sp"
 printf 'pw\n' >"$T/pw"
 chmod 600 "$T/pw"
 "$RDAX" passwd --passdb "$T/passdb" "$(id -un)" <"$T/pw" || die "rdax passwd"
@@ -29,6 +33,10 @@ cat >"$T/smb.conf" <<CONF
 	path = $T/plain
 	read only = no
 	smb3 unix extensions = no
+[sp]
+	path = $T/sp
+	read only = no
+	rdax special files = yes
 CONF
 start_rdaxd srv --config "$T/smb.conf"
 R() { "$RDAX" --user "$(id -un)" --password-file "$T/pw" "$@"; }
@@ -83,5 +91,30 @@ chmod 0777 "$S/sem"
 check "POSIX unlink and rename semantics, bad input (raw client)" \
 	"$B/tests/posix_sem" -u "$(id -un)" -A "$T/pw" 127.0.0.1 "$PORT" px "$S"
 sed 's/^/    | /' "$T/check.out"
+# special files: SPEC SHARE USER PWFILE NAME KIND [MAJOR MINOR]
+SPEC=$B/tests/specfile
+[ -x "$SPEC" ] || die "$SPEC not built (make tests)"
+spec() { "$SPEC" 127.0.0.1 "$PORT" "$@"; }
+me=$(id -un)
+check_fails_output "a FIFO where the share does not allow special files: refused" \
+	STATUS_ACCESS_DENIED spec px "$me" "$T/pw" nofifo fifo
+check "$me makes a FIFO on [sp]" spec sp "$me" "$T/pw" fifo fifo
+check "  a FIFO on disk" test -p "$T/sp/fifo"
+if [ "$(id -u)" = 0 ]; then
+	check "a root session makes a character device (1,3) on [sp]" \
+		spec sp "$me" "$T/pw" null chr 1 3
+	check_output "  on disk" "^character special file 1 3$" stat -c '%F %t %T' "$T/sp/null"
+	pu=rxp$$
+	make_user "$T/passdb" $pu "pw $pu"
+	kill -HUP "$RDAXD_PID"
+	sleep 0.5
+	check "$pu (ordinary user) makes a FIFO on [sp]" spec sp $pu "$T/$pu.pw" ufifo fifo
+	check_output "  $pu's" "^$pu fifo$" stat -c '%U %F' "$T/sp/ufifo"
+	check_fails_output "  but not a device (no CAP_MKNOD for a user)" STATUS_ACCESS_DENIED \
+		spec sp $pu "$T/$pu.pw" unull chr 1 3
+	check_fails "  no device on disk" test -c "$T/sp/unull"
+else
+	skip_case "devices on [sp]" "a root session and a second user need root"
+fi
 check_output "rdaxd keeps serving" '^data$' R cat "$U/f.txt"
 finish
