@@ -636,6 +636,27 @@ static void create_inherit(struct srv_share *sh, const char *path, int fd,
 }
 
 /*
+ * A POSIX create's mode, set exactly (the client applied its umask), but
+ * as mkdir(2): a directory made in a set-group-ID directory keeps the bit
+ * the kernel gave it, whatever the mode asked (xfstests generic/314).
+ * Unchanged bits are not set again (a chmod by a user outside the file's
+ * group would drop that bit).
+ */
+static void create_posix_mode(struct srv_share *sh, const char *path, int fd, bool is_dir,
+			      mode_t mode)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		st.st_mode = 0;
+	else if (is_dir)
+		mode |= st.st_mode & S_ISGID;
+	if ((st.st_mode & 07777) != mode && fchmod(fd, mode))
+		pr_debug("share [%s]: %s: mode %o not set: %s", sh->name, path, mode,
+			 strerror(errno));
+}
+
+/*
  * A file made or overwritten takes the CREATE's FileAttributes, ARCHIVE
  * added to a file's (as Samba; failures do not fail the create there).
  */
@@ -1284,9 +1305,8 @@ int smb_create(struct srv_req *req)
 	if (action == FILE_CREATED && !cx.secd.len)
 		create_inherit(sh, path, fd, t->ident);
 	/* a POSIX create's mode, exactly: the client applied its umask */
-	if (action == FILE_CREATED && cx.posix && fchmod(fd, cx.posix_mode))
-		pr_debug("share [%s]: %s: mode %o not set: %s", sh->name, path, cx.posix_mode,
-			 strerror(errno));
+	if (action == FILE_CREATED && cx.posix)
+		create_posix_mode(sh, path, fd, is_dir, cx.posix_mode);
 	/* last: the descriptor may take away the right to set attributes */
 	if (action == FILE_CREATED && cx.secd.len) {
 		/* as Samba: a descriptor that cannot be set undoes the create */

@@ -320,6 +320,40 @@ static void fs_cases(struct raw *r)
 	raw_close_fid(r, &f);
 }
 
+/*
+ * The create context's mode is set exactly, but a directory made in a
+ * set-group-ID directory keeps that bit, as mkdir(2) (xfstests
+ * generic/314); a file does not get it.
+ */
+static void mode_cases(struct raw *r)
+{
+	char path[4096];
+	struct stat st;
+	struct smb2_fid f;
+
+	snprintf(path, sizeof(path), "%s/sgd", dir);
+	if (mkdir(path, 0777) || chmod(path, 02777)) {
+		BAD("mkdir %s: %s", path, strerror(errno));
+		return;
+	}
+	EXPECT(pcreate(r, "sgd/sub", FILE_READ_ATTRIBUTES, FILE_CREATE, FILE_DIRECTORY_FILE, false,
+		       &f), STATUS_SUCCESS, "mkdir (mode 0644) in a set-group-ID directory");
+	raw_close_fid(r, &f);
+	snprintf(path, sizeof(path), "%s/sgd/sub", dir);
+	if (!stat(path, &st) && (st.st_mode & 07777) == 02644)
+		OK("  mode 2644 on disk: the set-group-ID bit kept");
+	else
+		BAD("  mode %o on disk, want 2644", (unsigned int)(st.st_mode & 07777));
+	EXPECT(pcreate(r, "sgd/f", RW, FILE_CREATE, 0, false, &f), STATUS_SUCCESS,
+	       "a file (mode 0644) there");
+	raw_close_fid(r, &f);
+	snprintf(path, sizeof(path), "%s/sgd/f", dir);
+	if (!stat(path, &st) && (st.st_mode & 07777) == 0644)
+		OK("  mode 644 on disk");
+	else
+		BAD("  mode %o on disk, want 644", (unsigned int)(st.st_mode & 07777));
+}
+
 static void bad_cases(struct raw *r)
 {
 	struct smb2_fid f;
@@ -394,6 +428,7 @@ int main(int argc, char **argv)
 	unlink_cases(&r);
 	rename_cases(&r);
 	fs_cases(&r);
+	mode_cases(&r);
 	bad_cases(&r);
 	raw_close(&r);
 	printf("%d failure(s)\n", nfail);
