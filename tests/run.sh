@@ -162,6 +162,7 @@ for tier in $tiers; do
 			run_suite "vm" "${VM_TIMEOUT:-3060}" tests/vm/check
 			run_suite "vm-powercut" "${VM_TIMEOUT:-1800}" tests/vm/powercut-check
 			run_suite "vm-numa" "${VM_TIMEOUT:-1800}" tests/vm/numa-check
+			run_suite "vm-two" "${VM_TIMEOUT:-1200}" tests/vm/two-check
 		else
 			echo "SKIP: tests/vm/check missing" >"$logdir/vm.log"
 			skip=$((skip + 1)); printf '  SKIP  %-40s\n' "vm (no tests/vm/check)"
