@@ -369,7 +369,8 @@ class Guest(sd.Guest):
             if self.devdax:
                 f.write("[raw]\n\tdax device = %s\n\tread only = no\n" % self.devdax)
         log = open(self.rdaxd_log, "w")
-        self.rdaxd = subprocess.Popen([self.build + "/rdaxd", "--config", conf],
+        rdaxd = os.environ.get("RDAX_BENCH_RDAXD") or self.build + "/rdaxd"
+        self.rdaxd = subprocess.Popen([rdaxd, "--config", conf],
                                       stdout=log, stderr=subprocess.STDOUT)
         for _ in range(300):
             with open(self.rdaxd_log) as f:

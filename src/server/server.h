@@ -42,6 +42,7 @@
 #define SRV_MAX_MSG (SMB2_MAX_IO_SIZE + (1u << 20))
 #define SRV_MAX_DESC 64			/* buffer descriptors per request */
 #define SRV_MAX_SEG 16			/* bounce segments per request */
+#define SRV_RIO_PIECES 8		/* pipelined READ: Writes in flight per request */
 #define SRV_MAX_RDEV 4			/* RDMA devices per worker */
 #define SRV_MAX_CHANNELS 32		/* channels a session may have */
 #define SRV_GONE_SESS 4			/* ended sessions a connection remembers */
@@ -658,7 +659,8 @@ struct srv_rio {
 	bool sign;
 	bool write_through;
 	bool responded;
-	bool inflight;			/* an RDMA op or a store transfer */
+	bool posting;			/* in smbd_rw_post: a failure's done() waits */
+	int inflight;			/* RDMA ops and store transfers */
 	bool waiting;			/* on the device's waiters */
 	bool woken;
 	uint64_t offset;
@@ -670,11 +672,14 @@ struct srv_rio {
 	int nsge;
 	void *win;			/* zero-copy: the file mapping's range */
 	/*
-	 * Pipelined bounce WRITE (rio_pipe_ok): pieces of RIO_PIECE bytes;
-	 * the RDMA Read of one overlaps the CPU copy of the last. pos: the
-	 * piece whose Read is posted last; plen its length.
+	 * Pipelined bounce (rio_pipe_ok): pieces of piece bytes. WRITE: the
+	 * RDMA Read of one overlaps the CPU copy of the last; pos is the
+	 * piece whose Read is posted last, plen its length. READ: each
+	 * piece's RDMA Write (prw[k]) is posted once it is copied, several
+	 * in flight.
 	 */
 	bool pipe;
+	uint32_t piece;
 	uint32_t pos, plen;
 	int npdesc, npsge;
 	struct srv_chanseq cseq;
@@ -687,9 +692,14 @@ struct srv_rio {
 	struct mem_seg seg[SRV_MAX_SEG];
 	struct smbd_sge sge[SRV_MAX_SEG];
 	struct store_rw srw;		/* io_uring transfer to/from the bounce */
-	/* the piece in flight: its descriptors and bounce segments */
-	struct smbd_desc pdesc[SRV_MAX_DESC];
-	struct smbd_sge psge[SRV_MAX_SEG];
+	/*
+	 * The pieces in flight: their descriptors and bounce segments, one
+	 * after the other (slices of contiguous ranges: at most one more
+	 * entry per piece than the whole), and a READ's Writes.
+	 */
+	struct smbd_desc pdesc[SRV_MAX_DESC + SRV_RIO_PIECES];
+	struct smbd_sge psge[SRV_MAX_SEG + SRV_RIO_PIECES];
+	struct smbd_rw prw[SRV_RIO_PIECES];
 };
 
 

@@ -168,14 +168,17 @@ static int rio_buffer(struct srv_rio *io)
 	return 1;
 }
 
+/* An RDMA op's completion: io->rw, or a pipelined READ piece's prw[k]. */
 static void rio_rw_done(struct smbd_rw *rw)
 {
-	struct srv_rio *io = container_of(rw, struct srv_rio, rw);
+	struct srv_rio *io = rw->arg;
 
-	io->inflight = false;
+	io->inflight--;
 	if (rw->status && !io->err)
 		io->err = -EIO;
-	rio_advance(io);
+	/* a post that failed at once: its caller goes on */
+	if (!io->posting)
+		rio_advance(io);
 }
 
 static void rio_store_done(struct store_rw *srw)
@@ -183,21 +186,36 @@ static void rio_store_done(struct store_rw *srw)
 	struct srv_rio *io = container_of(srw, struct srv_rio, srw);
 
 	io->c->store_active--;
-	io->inflight = false;
+	io->inflight--;
 	io->o->sf.ops->complete(&io->o->sf, srw);
 	io->res = srw->res;
 	rio_advance(io);
 }
 
-/* RDMA Read from (write: false) or Write to the client's buffers. */
+/*
+ * RDMA Read from (to_client: false) or Write to the client's buffers d,
+ * on rw. 0: rio_rw_done follows (at once, io->err set, if posting it
+ * failed); else nothing was posted.
+ */
+static int rio_rdma(struct srv_rio *io, struct smbd_rw *rw, bool to_client,
+		    const struct smbd_desc *d, int nd, const struct smbd_sge *sg, int nsg)
+{
+	int ret;
+
+	rw->done = rio_rw_done;
+	rw->arg = io;
+	io->inflight++;
+	io->posting = true;
+	ret = smbd_rw_post(io->c->x, to_client, d, nd, sg, nsg, rw);
+	io->posting = false;
+	if (ret)
+		io->inflight--;
+	return ret;
+}
+
 static int rio_post(struct srv_rio *io, bool to_client)
 {
-	int ret = smbd_rw_post(io->c->x, to_client, io->desc, io->ndesc, io->sge, io->nsge,
-			       &io->rw);
-
-	if (!ret)
-		io->inflight = true;
-	return ret;
+	return rio_rdma(io, &io->rw, to_client, io->desc, io->ndesc, io->sge, io->nsge);
 }
 
 /*
@@ -230,7 +248,7 @@ static int rio_store(struct srv_rio *io)
 			w->uring_ops++;
 			w->uring_direct_ops += srw->direct;
 			io->c->store_active++;
-			io->inflight = true;
+			io->inflight++;
 			return 1;
 		}
 	}
@@ -245,22 +263,29 @@ static int rio_store(struct srv_rio *io)
 #define RIO_PIECE (256u << 10)
 
 /*
- * A WRITE is pipelined when its data goes through bounce space to a
+ * Pipelined: a transfer through bounce space, more than one piece, on a
  * store that copies inline and is persistent on return (DAX, device
- * DAX), it is more than one piece, and its whole range is in the
- * mapping now (one that grows the file goes to the ring whole). A READ
- * is not: its pieces' RDMA Writes, one at a time, cost more round trips
- * than the copy they would hide (bench/rdma-to-dax, fsdax 1 MiB reads).
+ * DAX). A WRITE also needs its whole range in the mapping now (one that
+ * grows the file goes to the ring whole); a READ copies what is there
+ * (the store reads the rest, a short copy is the end of the file). A
+ * READ's pieces grow so that at most SRV_RIO_PIECES are in flight.
  */
 static bool rio_pipe_ok(struct srv_rio *io)
 {
 	struct store_file *sf = &io->o->sf;
+	uint32_t per;
 
-	if (!io->write || io->win || io->length <= RIO_PIECE ||
-	    !(sf->ops->flags & STORE_PERSISTENT) ||
-	    !sf->ops->window)
+	if (io->win || io->length <= RIO_PIECE || !(sf->ops->flags & STORE_PERSISTENT))
 		return false;
-	if (!sf->ops->window(sf, io->offset, io->length, io->write))
+	io->piece = RIO_PIECE;
+	if (!io->write) {
+		per = (io->length + SRV_RIO_PIECES - 1) / SRV_RIO_PIECES;
+		per = (per + 4095) & ~4095u;
+		if (per > io->piece)
+			io->piece = per;
+		return true;
+	}
+	if (!sf->ops->window || !sf->ops->window(sf, io->offset, io->length, io->write))
 		return false;
 	sf->ops->window_put(sf);
 	return true;
@@ -288,8 +313,12 @@ static int sge_slice(const struct smbd_sge *sge, int nsge, uint64_t pos, uint64_
 	return n;
 }
 
-/* The descriptors and bounce space of bytes [pos, pos + len) of the transfer. */
-static void rio_slice(struct srv_rio *io, uint32_t pos, uint32_t len)
+/*
+ * The descriptors (pd, *npd) and bounce space (ps, *nps) of bytes
+ * [pos, pos + len) of the transfer.
+ */
+static void rio_slice(const struct srv_rio *io, uint32_t pos, uint32_t len,
+		      struct smbd_desc *pd, int *npd, struct smbd_sge *ps, int *nps)
 {
 	uint64_t skip = pos, left = len;
 	int i, n = 0;
@@ -301,25 +330,24 @@ static void rio_slice(struct srv_rio *io, uint32_t pos, uint32_t len)
 			skip -= l;
 			continue;
 		}
-		io->pdesc[n] = io->desc[i];
-		io->pdesc[n].offset += skip;
-		io->pdesc[n].length = (uint32_t)(l - skip < left ? l - skip : left);
-		left -= io->pdesc[n++].length;
+		pd[n] = io->desc[i];
+		pd[n].offset += skip;
+		pd[n].length = (uint32_t)(l - skip < left ? l - skip : left);
+		left -= pd[n++].length;
 		skip = 0;
 	}
-	io->npdesc = n;
-	io->npsge = sge_slice(io->sge, io->nsge, pos, len, io->psge);
+	*npd = n;
+	*nps = sge_slice(io->sge, io->nsge, pos, len, ps);
 }
 
-/* The RDMA Read of bytes [pos, pos + len) from the client. */
+/* WRITE: the RDMA Read of bytes [pos, pos + len) from the client. */
 static int rio_post_piece(struct srv_rio *io, uint32_t pos, uint32_t len)
 {
 	int ret;
 
-	rio_slice(io, pos, len);
-	ret = smbd_rw_post(io->c->x, false, io->pdesc, io->npdesc, io->psge, io->npsge, &io->rw);
+	rio_slice(io, pos, len, io->pdesc, &io->npdesc, io->psge, &io->npsge);
+	ret = rio_rdma(io, &io->rw, false, io->pdesc, io->npdesc, io->psge, io->npsge);
 	if (!ret) {
-		io->inflight = true;
 		io->pos = pos;
 		io->plen = len;
 	}
@@ -327,7 +355,7 @@ static int rio_post_piece(struct srv_rio *io, uint32_t pos, uint32_t len)
 }
 
 /*
- * The CPU copy of bytes [pos, pos + len) from bounce space into the
+ * The CPU copy of bytes [pos, pos + len) between bounce space and the
  * file (pdesc and psge belong to the RDMA in flight: not touched).
  */
 static ssize_t rio_copy_piece(struct srv_rio *io, uint32_t pos, uint32_t len)
@@ -342,12 +370,13 @@ static ssize_t rio_copy_piece(struct srv_rio *io, uint32_t pos, uint32_t len)
 		iov[i].iov_base = part[i].addr;
 		iov[i].iov_len = part[i].len;
 	}
-	return sf->ops->pwritev(sf, iov, n, io->offset + pos, io->write_through);
+	return io->write ? sf->ops->pwritev(sf, iov, n, io->offset + pos, io->write_through)
+			 : sf->ops->preadv(sf, iov, n, io->offset + pos);
 }
 
 static uint32_t piece_len(const struct srv_rio *io, uint32_t pos)
 {
-	return io->length - pos < RIO_PIECE ? io->length - pos : RIO_PIECE;
+	return io->length - pos < io->piece ? io->length - pos : io->piece;
 }
 
 /*
@@ -375,6 +404,51 @@ static enum srv_rio_state rio_pipe_fetched(struct srv_rio *io)
 	}
 	io->done = next;
 	return next < io->length ? RIO_FETCH : RIO_RESPOND;
+}
+
+/*
+ * READ, a piece at a time (RIO_STORE): copy it from the file into
+ * bounce space and post its RDMA Write at once on its own rw, so the
+ * NIC moves the pieces before it while the CPU copies the next (the
+ * transport keeps them in order, within the send queue). A short copy
+ * is the end of the file. The answer is posted after the last Write on
+ * the same send queue; RC ordering puts the data first at the client.
+ */
+static enum srv_rio_state rio_pipe_read(struct srv_rio *io)
+{
+	struct smbd_desc *pd = io->pdesc;
+	struct smbd_sge *ps = io->psge;
+	uint32_t pos = 0;
+	int k, nd, ns, ret;
+
+	for (k = 0; k < SRV_RIO_PIECES && pos < io->length; k++) {
+		uint32_t len = piece_len(io, pos);
+		ssize_t n;
+
+		if (io->c->closing || io->err)
+			break;
+		n = rio_copy_piece(io, pos, len);
+		if (n <= 0) {
+			if (n < 0)
+				io->err = (int)n;
+			else if (!pos)
+				io->err = -E_SMB_END_OF_FILE;
+			break;
+		}
+		rio_slice(io, pos, (uint32_t)n, pd, &nd, ps, &ns);
+		ret = rio_rdma(io, &io->prw[k], true, pd, nd, ps, ns);
+		if (ret) {
+			io->err = ret;
+			break;
+		}
+		pd += nd;
+		ps += ns;
+		pos += (uint32_t)n;
+		io->done = pos;
+		if ((uint32_t)n < len)
+			break;
+	}
+	return RIO_RESPOND;
 }
 
 /*
@@ -475,8 +549,10 @@ static void rio_advance(struct srv_rio *io)
 					break;
 				}
 				io->c->stats.rdma_writes++;
-				return;
+				if (io->inflight)
+					return;
 			} else {
+				io->pipe = rio_pipe_ok(io);
 				io->state = io->win ? RIO_PUSH : RIO_STORE;
 			}
 			break;
@@ -488,10 +564,14 @@ static void rio_advance(struct srv_rio *io)
 				io->state = rio_pipe_fetched(io);
 			else
 				io->state = RIO_STORE;
-			if (io->state == RIO_FETCH)
+			if (io->state == RIO_FETCH && io->inflight)
 				return;		/* the next piece's Read is in flight */
 			break;
 		case RIO_STORE:
+			if (io->pipe) {
+				io->state = rio_pipe_read(io);
+				break;
+			}
 			if (io->win) {
 				/* the NIC wrote the file's memory: make it persistent */
 				io->o->sf.ops->persist(&io->o->sf, io->win, io->length);
@@ -614,7 +694,6 @@ static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 	io->sign = req->have_signer &&
 		   (req->sess->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED);
 	io->signer = req->signer;
-	io->rw.done = rio_rw_done;
 	io->cancel = rio_cancel;
 	io->state = RIO_NEW;
 	/* answered later: the transfer keeps the request's count */

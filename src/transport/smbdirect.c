@@ -314,7 +314,11 @@ static int push(struct smbd_conn *c)
 	struct xbuf *b;
 	int ret;
 
-	if (c->state != SMBD_CONNECTED)
+	/*
+	 * Not past RDMA ops waiting for room: an answer goes after the
+	 * Writes it reports on the send queue (RC ordering does the rest).
+	 */
+	if (c->state != SMBD_CONNECTED || c->rw_head)
 		return 0;
 	while ((b = c->tx_head)) {
 		size_t left = b->len + b->tail_len - b->off;
@@ -496,6 +500,7 @@ static int rw_kick(struct smbd_conn *c)
 			c->rw_tail = NULL;
 		ret = rw_issue(c, rw);
 		if (ret) {
+			fail(c, "posting an RDMA op failed");
 			rw->status = -EIO;
 			rw->done(rw);
 			return ret;
@@ -539,7 +544,9 @@ int smbd_rw_post(struct xprt *x, bool write, const struct smbd_desc *d,
 	else
 		c->rw_head = rw;
 	c->rw_tail = rw;
-	return rw_kick(c);
+	/* queued: a failure to post it is reported through done() */
+	rw_kick(c);
+	return 0;
 }
 
 /* ---- receiving ---- */

@@ -79,9 +79,10 @@ struct smbd_rw {
 /*
  * Move data between local segments and the peer's buffers: write = RDMA
  * Write to the peer, else RDMA Read from it. The descriptor total must
- * equal the segment total. done() runs on completion (also on failure
- * or teardown); d and sg must stay valid until then. Ops wait in order
- * when the send queue is full.
+ * equal the segment total. 0: queued, done() runs on completion (also
+ * on failure or teardown, and at once if posting it fails); d and sg
+ * must stay valid until then. Ops wait in order when the send queue is
+ * full, and messages sent meanwhile wait behind them. <0: not queued.
  */
 int smbd_rw_post(struct xprt *x, bool write, const struct smbd_desc *d,
 		 int nd, const struct smbd_sge *sg, int nsg, struct smbd_rw *rw);
