@@ -550,12 +550,27 @@ int cli_tcp_open(struct rdax_conn *c, const char *host, unsigned int port,
 	return 0;
 }
 
+/*
+ * A reconnect tries again and again within its window, so one attempt
+ * must not use the whole of it: a connect across a link still down
+ * waits for the connection manager's timeouts.
+ */
+#define CLI_RECON_CONNECT_MS 5000
+
+static int connect_timeout(const struct rdax_conn *c)
+{
+	if (c->reconnecting &&
+	    (c->cfg.timeout_ms < 0 || c->cfg.timeout_ms > CLI_RECON_CONNECT_MS))
+		return CLI_RECON_CONNECT_MS;
+	return c->cfg.timeout_ms;
+}
+
 int cli_tcp_connect(struct rdax_conn *c)
 {
 	struct xprt *x;
 	int ret;
 
-	ret = cli_tcp_open(c, c->host, c->port, c->cfg.timeout_ms, &x);
+	ret = cli_tcp_open(c, c->host, c->port, connect_timeout(c), &x);
 	if (ret)
 		return ret;
 	return cli_engine_start(c, x);
@@ -600,7 +615,7 @@ int cli_rdma_open(struct rdax_conn *c, const char *host, unsigned int port,
 	int ret;
 
 	smbd_params_default(&prm);
-	if (c->cfg.channels > 1) {
+	if (cli_fail_fast(c)) {
 		/* a channel on a dead link fails within seconds, as TCP's do */
 		prm.keepalive_ms = CLI_MC_SMBD_KEEPALIVE_MS;
 		if (c->cfg.timeout_ms > 0 && c->cfg.timeout_ms < prm.keepalive_ms)
@@ -665,7 +680,7 @@ int cli_rdma_connect(struct rdax_conn *c)
 	struct xprt *x;
 	int ret;
 
-	ret = cli_rdma_open(c, c->host, c->port, c->cfg.timeout_ms, &x);
+	ret = cli_rdma_open(c, c->host, c->port, connect_timeout(c), &x);
 	if (ret)
 		return ret;
 	ret = cli_engine_start(c, x);

@@ -1067,7 +1067,11 @@ static bool tick_chans(struct rdax_conn *c)
 	return failed;
 }
 
-/* epoll_wait, ticking the SMB-Direct channels of a multichannel session */
+/*
+ * epoll_wait, ticking the SMB-Direct channels: a silent peer fails its
+ * channel by the keepalive, one channel or many (a wait with no timeout
+ * would otherwise wait for ever).
+ */
 static int wait_events(struct rdax_conn *c, struct epoll_event *ev, int n, int timeout_ms,
 		       bool *failed)
 {
@@ -1075,7 +1079,7 @@ static int wait_events(struct rdax_conn *c, struct epoll_event *ev, int n, int t
 	int got, step;
 
 	*failed = false;
-	if (!c->rdma || c->nchan < 2)
+	if (!c->rdma)
 		return epoll_wait(c->epfd, ev, n, timeout_ms);
 	now = cli_now_ms();
 	end = timeout_ms < 0 ? UINT64_MAX : now + (uint64_t)timeout_ms;
