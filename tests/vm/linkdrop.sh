@@ -40,6 +40,22 @@ fio_wait() {
 	done
 }
 
+# cut_under_fio TR FPID: 3 s into fio, the TR link out for $CUT s; then
+# wait for fio. Sets t0 (the cut) and adds to msg what went wrong.
+cut_under_fio() {
+	sleep 3
+	if ! kill -0 "$2" 2>/dev/null; then
+		msg="fio ended before the cut;"
+	elif ! "cut_$1"; then
+		msg="cutting the $1 link failed;"
+	fi
+	t0=$(date +%s)
+	sleep $CUT
+	"mend_$1" || msg="$msg restoring the $1 link failed;"
+	[ -z "$msg" ] || kill "$2" 2>/dev/null	# the cut failed
+	fio_wait "$2"
+}
+
 # linkdrop NAME TR UNC OPTIONS
 linkdrop() {
 	name=$1 tr=$2 unc=$3 o=$4
@@ -69,19 +85,9 @@ linkdrop() {
 		--rate=1m --ioengine=psync --direct=1 --verify=crc32c \
 		--verify_state_save=0 --do_verify=1 >"$T/fio.out" 2>&1 &
 	fpid=$!
-	sleep 3
-	if ! kill -0 $fpid 2>/dev/null; then
-		msg="fio ended before the cut;"
-	elif ! "cut_$tr"; then
-		msg="cutting the $tr link failed;"
-	fi
-	t0=$(date +%s)
-	sleep $CUT
-	"mend_$tr" || msg="$msg restoring the $tr link failed;"
-	[ -z "$msg" ] || kill $fpid 2>/dev/null	# the cut failed
 	# fio has 16 s of I/O left at most; a mount that does not come back
 	# leaves it waiting for good (hard)
-	fio_wait $fpid
+	cut_under_fio "$tr" $fpid
 	if kill -0 $fpid 2>/dev/null; then
 		msg="$msg fio still waits ${FIO_BOUND} s after the link came back;"
 		kill -KILL $fpid 2>/dev/null
@@ -146,17 +152,7 @@ linkdrop_rdax() {
 		--rate=1m --iodepth=4 --verify=crc32c --verify_state_save=0 \
 		--do_verify=1 >"$T/fio-rdax.out" 2>&1 &
 	fpid=$!
-	sleep 3
-	if ! kill -0 $fpid 2>/dev/null; then
-		msg="fio ended before the cut;"
-	elif ! "cut_$tr"; then
-		msg="cutting the $tr link failed;"
-	fi
-	t0=$(date +%s)
-	sleep $CUT
-	"mend_$tr" || msg="$msg restoring the $tr link failed;"
-	[ -z "$msg" ] || kill $fpid 2>/dev/null
-	fio_wait $fpid
+	cut_under_fio "$tr" $fpid
 	if kill -0 $fpid 2>/dev/null; then
 		msg="$msg fio still runs ${FIO_BOUND} s after the link came back;"
 		kill -KILL $fpid 2>/dev/null
