@@ -11,12 +11,12 @@ pkgs_build="gcc clang libclang-rt-14-dev make pkg-config libc6-dev libssl-dev li
 	libacl1-dev libsystemd-dev debhelper fakeroot lintian dpkg-dev"
 pkgs_test="samba samba-vfs-modules smbclient samba-testsuite tshark xxd procps psmisc
 	iproute2 openssl python3 gnuplot-nox acl xfsprogs"
-pkgs_fio="fio dpkg-dev libaio-dev iperf3 librpma-dev libprotobuf-c-dev libpmem2-dev"
+pkgs_fio="fio dpkg-dev libaio-dev iperf3 librpma-dev libprotobuf-c-dev libpmem2-dev libpmem-dev"
 pkgs_vm="linux-image-amd64 qemu-system-x86 busybox-static cpio kmod
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	ndctl daxctl e2fsprogs cifs-utils iproute2 bc bison flex libelf-dev
 	xz-utils patch libpmem2-dev libibverbs-dev gcc make libc6-dev
-	fio procps numactl dbench librpma-dev libprotobuf-c-dev"
+	fio procps numactl dbench librpma-dev libprotobuf-c-dev libpmem1"
 # xfstests (../shared/tools/xfstests-*.tar.gz, built by tests/vm/xfstests):
 # the build dependencies of its README ("Ubuntu or Debian") and what its
 # generic tests run in the guest
