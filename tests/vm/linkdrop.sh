@@ -41,7 +41,9 @@ fio_wait() {
 }
 
 # cut_under_fio TR FPID: 3 s into fio, the TR link out for $CUT s; then
-# wait for fio. Sets t0 (the cut) and adds to msg what went wrong.
+# wait for fio (killed after FIO_BOUND s). Sets t0 (the cut), frc (fio's
+# status), tfio (seconds from the cut to fio's end) and adds to msg what
+# went wrong.
 cut_under_fio() {
 	sleep 3
 	if ! kill -0 "$2" 2>/dev/null; then
@@ -54,6 +56,13 @@ cut_under_fio() {
 	"mend_$1" || msg="$msg restoring the $1 link failed;"
 	[ -z "$msg" ] || kill "$2" 2>/dev/null	# the cut failed
 	fio_wait "$2"
+	if kill -0 "$2" 2>/dev/null; then
+		msg="$msg fio still waits ${FIO_BOUND} s after the link came back;"
+		kill -KILL "$2" 2>/dev/null
+	fi
+	wait "$2"
+	frc=$?
+	tfio=$(($(date +%s) - t0))
 }
 
 # linkdrop NAME TR UNC OPTIONS
@@ -88,13 +97,6 @@ linkdrop() {
 	# fio has 16 s of I/O left at most; a mount that does not come back
 	# leaves it waiting for good (hard)
 	cut_under_fio "$tr" $fpid
-	if kill -0 $fpid 2>/dev/null; then
-		msg="$msg fio still waits ${FIO_BOUND} s after the link came back;"
-		kill -KILL $fpid 2>/dev/null
-	fi
-	wait $fpid
-	frc=$?
-	tfio=$(($(date +%s) - t0))
 	s1=$(caching_stats) || s1=
 	say "$name: before: $s0"
 	say "$name: after:  $s1"
@@ -153,13 +155,6 @@ linkdrop_rdax() {
 		--do_verify=1 >"$T/fio-rdax.out" 2>&1 &
 	fpid=$!
 	cut_under_fio "$tr" $fpid
-	if kill -0 $fpid 2>/dev/null; then
-		msg="$msg fio still runs ${FIO_BOUND} s after the link came back;"
-		kill -KILL $fpid 2>/dev/null
-	fi
-	wait $fpid
-	frc=$?
-	tfio=$(($(date +%s) - t0))
 	s1=$(caching_stats) || s1=
 	sed 's/^/  | /' "$T/fio-rdax.out" >&2
 	rec=$(tail -n +$((n0 + 1)) "$rlog" | grep -c 'durable open of .* reconnected')
