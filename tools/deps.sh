@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Install the Debian packages rdax needs. Idempotent; prints what it installs.
 #
-# usage: tools/deps.sh [GROUP...]   groups: build test vm fio xfstests all
-#                                   (default all)
+# usage: tools/deps.sh [GROUP...]   groups: build test vm vm612 fio xfstests all
+#                                   (default all; vm includes vm612)
 set -eu
 
 pkgs_build="gcc clang libclang-rt-14-dev make pkg-config libc6-dev libssl-dev libinih-dev
@@ -17,6 +17,10 @@ pkgs_vm="linux-image-amd64 qemu-system-x86 busybox-static cpio kmod
 	ndctl daxctl e2fsprogs cifs-utils iproute2 bc bison flex libelf-dev
 	xz-utils patch libpmem2-dev libibverbs-dev gcc make libc6-dev
 	fio procps numactl dbench librpma-dev libprotobuf-c-dev libpmem1"
+# vm612: bookworm's second kernel series (Linux 6.12, bookworm-security),
+# booted by the VM testbed for the ksmbd comparisons only (RDAX_VM_KVER; 6.1
+# stays the default kernel). Its headers and source come with kver_pkgs.
+pkgs_vm612="linux-image-6.12-amd64"
 # xfstests (../shared/tools/xfstests-*.tar.gz, built by tests/vm/xfstests):
 # the build dependencies of its README ("Ubuntu or Debian") and what its
 # generic tests run in the guest
@@ -32,22 +36,33 @@ for g in $groups; do
 	build) want="$want $pkgs_build" ;;
 	test) want="$want $pkgs_test" ;;
 	fio) want="$want $pkgs_fio" ;;
-	vm) want="$want $pkgs_vm" ;;
+	vm) want="$want $pkgs_vm $pkgs_vm612" ;;
+	vm612) want="$want $pkgs_vm612" ;;
 	xfstests) want="$want $pkgs_xfstests" ;;
-	all) want="$want $pkgs_build $pkgs_test $pkgs_fio $pkgs_vm $pkgs_xfstests" ;;
-	*) echo "deps.sh: unknown group '$g' (build test fio vm xfstests all)" >&2; exit 2 ;;
+	all) want="$want $pkgs_build $pkgs_test $pkgs_fio $pkgs_vm $pkgs_vm612 $pkgs_xfstests" ;;
+	*) echo "deps.sh: unknown group '$g' (build test fio vm vm612 xfstests all)" >&2; exit 2 ;;
 	esac
 done
 
-# The VM tier also needs headers and source matching the installed kernel
-# image; resolve them once linux-image-amd64 is known.
+# The VM tier also needs headers and source matching each installed kernel
+# image; resolve them once the images are known. The source is pinned to
+# the image's own version when the archive has it (bookworm-security may
+# carry a newer linux-source-6.12 than the newest signed 6.12 image).
 kver_pkgs() {
 	for img in /boot/vmlinuz-*-amd64; do
 		[ -e "$img" ] || continue
 		kver=${img#/boot/vmlinuz-}
 		echo "linux-headers-$kver"
 		series=$(echo "$kver" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')
-		echo "linux-source-$series"
+		src=linux-source-$series
+		[ -z "$(missing "$src")" ] && { echo "$src"; continue; }
+		ver=$(dpkg-query -W -f='${Version}' "linux-image-$kver" \
+			"linux-image-$kver-unsigned" 2>/dev/null | head -n 1)
+		if [ -n "$ver" ] && apt-cache show "$src=$ver" >/dev/null 2>&1; then
+			echo "$src=$ver"
+		else
+			echo "$src"
+		fi
 	done
 }
 
@@ -115,7 +130,7 @@ case " $groups " in
 *" fio "* | *" all "*) deb_src ;;
 esac
 case " $groups " in
-*" vm "* | *" all "*)
+*" vm "* | *" vm612 "* | *" all "*)
 	# shellcheck disable=SC2046
 	install_pkgs $(missing $(kver_pkgs) | sort -u) ;;
 esac

@@ -16,16 +16,40 @@ vm_note() {
 	echo "${prog:-tests/vm}: $*" >&2
 }
 
-# Kernel release to boot: $RDAX_VM_KVER, else the newest /boot/vmlinuz-*
-# that has a matching /lib/modules directory.
+# Kernel release to boot: $RDAX_VM_KVER (a release, or a series such as
+# 6.12 for the newest installed one of it), else the default kernel: the
+# one Debian's linux-image-amd64 stands for (6.1 on bookworm; the 6.12
+# kernel of tools/deps.sh vm612 is only booted when asked for), else the
+# newest /boot/vmlinuz-* that has a matching /lib/modules directory.
 vm_kver() {
-	if [ -n "${RDAX_VM_KVER:-}" ]; then
-		echo "$RDAX_VM_KVER"
-		return
+	case ${RDAX_VM_KVER:-} in
+	'') ;;
+	[0-9]*.[0-9]* )
+		if echo "$RDAX_VM_KVER" | grep -qE '^[0-9]+\.[0-9]+$'; then
+			vm_kver_of "$RDAX_VM_KVER"
+		else
+			echo "$RDAX_VM_KVER"
+		fi
+		return ;;
+	*) echo "$RDAX_VM_KVER"; return ;;
+	esac
+	_v=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null |
+		sed -nE 's/^linux-image-([^ ,]+)( .*)?$/\1/p')
+	_v=${_v%-unsigned}
+	if [ -n "$_v" ] && [ -e "/boot/vmlinuz-$_v" ] && [ -d "/lib/modules/$_v/kernel" ]; then
+		echo "$_v"
+	else
+		vm_kver_of ""
 	fi
-	for img in /boot/vmlinuz-*; do
+}
+
+# vm_kver_of SERIES: the newest installed kernel of SERIES (6.12), any
+# series when empty; nothing when there is none
+vm_kver_of() {
+	for img in /boot/vmlinuz-"$1"*; do
 		[ -e "$img" ] || continue
 		v=${img#/boot/vmlinuz-}
+		[ -z "$1" ] || [ "$(vm_series "$v")" = "$1" ] || continue
 		[ -d "/lib/modules/$v/kernel" ] && echo "$v"
 	done | sort -V | tail -n 1
 }
@@ -130,6 +154,15 @@ vm_series() {
 	echo "$1" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/'
 }
 
+# The testbed's patches for the kernel series $1 (tests/vm/patches/SERIES/;
+# 6.12 needs none: it has both fixes), one path a line
+vm_peers_patches() {
+	for _p in "$top/tests/vm/patches/$1"/*.patch; do
+		[ -e "$_p" ] && echo "$_p"
+	done
+	return 0
+}
+
 # Cache directory of the SMB-Direct cifs/ksmbd build for kernel $1. The key
 # covers the patches, the recipe version and the exact linux-source and
 # linux-headers package versions, so any of them changing rebuilds.
@@ -140,7 +173,7 @@ vm_peers_dir() {
 		echo "recipe $vm_peers_recipe"
 		dpkg-query -W -f='${Package} ${Version}\n' "linux-source-$series" \
 			"linux-headers-$kver" 2>/dev/null || true
-		cat "$top"/tests/vm/patches/*.patch
+		vm_peers_patches "$series" | while read -r _p; do cat "$_p"; done
 	} | sha256sum | cut -c1-12)
 	echo "$(vm_cache_dir)/$kver/smbdirect-$key"
 }
