@@ -163,6 +163,7 @@ for tier in $tiers; do
 			run_suite "vm-powercut" "${VM_TIMEOUT:-1800}" tests/vm/powercut-check
 			run_suite "vm-numa" "${VM_TIMEOUT:-1800}" tests/vm/numa-check
 			run_suite "vm-two" "${VM_TIMEOUT:-1200}" tests/vm/two-check
+			run_suite "vm-linux612" "${VM_TIMEOUT:-1200}" tests/vm/linux612-check
 		else
 			echo "SKIP: tests/vm/check missing" >"$logdir/vm.log"
 			skip=$((skip + 1)); printf '  SKIP  %-40s\n' "vm (no tests/vm/check)"
