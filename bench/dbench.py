@@ -6,8 +6,8 @@
   bench/dbench.py report OUTDIR DEST  on the host: DEST (JSON), DEST's .md, the table
 
 The guest part serves two backings, each from rdaxd (TCP 4450, its
-defaults: leases, directory leases, oplocks) and from ksmbd (TCP 445, its
-defaults: oplocks, no leases), one server at a time, rdaxd first:
+defaults: leases, directory leases, oplocks) and from ksmbd (TCP 445,
+`smb2 leases = yes`, oplocks), one server at a time, rdaxd first:
 
   posix  an ext4 on a loop device in the guest's tmpfs (the guest has no
          disk); rdaxd `store = posix`, ksmbd the kernel VFS; one
@@ -25,13 +25,17 @@ its CPUs were (dbench, cifs.ko and the server together): under TCG the
 emulated CPUs, not the wire, are the limit.
 
 Environment: RDAX_BENCH_DBENCH_TIME (30 s), RDAX_BENCH_DBENCH_CLIENTS (4),
-RDAX_BENCH_DBENCH_BACKINGS ("posix dax"), RDAX_BENCH_DBENCH_KSMBD_GLOBAL (a
-line for ksmbd.conf's [global], e.g. "smb2 leases = yes").
+RDAX_BENCH_DBENCH_BACKINGS ("posix dax"), RDAX_BENCH_DBENCH_SERVERS ("rdaxd
+ksmbd"), RDAX_BENCH_DBENCH_KSMBD_GLOBAL (a
+line for ksmbd.conf's [global]: "smb2 leases = yes"; empty: its defaults),
+RDAX_BENCH_DBENCH_PERF (e.g. "perf record -a -g": each dbench run under it,
+the data in OUTDIR/raw/perf-SERVER-BACKING.data).
 
-rdaxd runs first on every backing, then ksmbd: the testbed's ksmbd has
-panicked the guest under this load (smb2_open, list_add corruption), and
-guest.json is written before and after each run, so the host still reports
-what ran and names the run the guest died in.
+rdaxd runs first on every backing, then ksmbd: the testbed's 6.1 ksmbd
+panics the guest under this load (smb2_open, list_add corruption; 6.12's
+does not, bench/dbench boots 6.12 when installed), and guest.json is
+written before and after each run, so the host still reports what ran
+and names the run the guest died in.
 """
 import json
 import os
@@ -45,13 +49,17 @@ USER, PASSWORD = "bench", "rdax-Bench1"
 TIME = int(os.environ.get("RDAX_BENCH_DBENCH_TIME", "30"))
 CLIENTS = int(os.environ.get("RDAX_BENCH_DBENCH_CLIENTS", "4"))
 BACKINGS = os.environ.get("RDAX_BENCH_DBENCH_BACKINGS", "posix dax").split()
+SERVERS = os.environ.get("RDAX_BENCH_DBENCH_SERVERS", "rdaxd ksmbd").split()
+# a profiler command to run each dbench under, e.g. "perf record -a -g":
+# its data goes to OUTDIR/raw/perf-SERVER-BACKING.data
+PERF = os.environ.get("RDAX_BENCH_DBENCH_PERF", "")
 RDAXD_PORT = 4450
 MNT = "/mnt/rdax-bench-dbench"
-# ksmbd's own defaults (oplocks, no leases). The testbed's ksmbd (Debian's
-# 6.1.192, rebuilt with SMB-Direct) panicked the guest in smb2_open
-# (list_add corruption) within a minute of dbench, with "smb2 leases =
-# yes" and with its defaults alike
-KSMBD_GLOBAL = os.environ.get("RDAX_BENCH_DBENCH_KSMBD_GLOBAL", "")
+# leases, as rdaxd grants them (ksmbd's default is oplocks only). The
+# testbed's 6.1 ksmbd (Debian's 6.1.192, rebuilt with SMB-Direct) panicked
+# the guest in smb2_open (list_add corruption) within a minute of dbench,
+# with "smb2 leases = yes" and with its defaults alike
+KSMBD_GLOBAL = os.environ.get("RDAX_BENCH_DBENCH_KSMBD_GLOBAL", "smb2 leases = yes")
 
 
 def say(msg):
@@ -219,8 +227,10 @@ class Guest:
                                                        job["mount"]))
             t0, c0 = time.time(), cpu_ticks()
             try:
-                r = run(["dbench", "-D", MNT, "-t", str(TIME), str(CLIENTS)],
-                        timeout=TIME * 4 + 120)
+                r = run(PERF.split() + ["-o", os.path.join(self.raw, "perf-%s-%s.data" % (
+                    name, backing)), "--"] * bool(PERF) +
+                    ["dbench", "-D", MNT, "-t", str(TIME), str(CLIENTS)],
+                    timeout=TIME * 4 + 120)
             except subprocess.TimeoutExpired as e:
                 r = subprocess.CompletedProcess(e.cmd, 124, e.stdout or "", e.stderr or "")
                 if isinstance(r.stdout, bytes):
@@ -263,13 +273,13 @@ class Guest:
                 dirs[b] = d
         # rdaxd's runs first: the testbed's ksmbd (Linux 6.1) has panicked
         # the guest under this load, and a panic ends the boot
-        if dirs and self.start_rdaxd(dirs):
+        if dirs and "rdaxd" in SERVERS and self.start_rdaxd(dirs):
             for b in dirs:
                 self.one("rdaxd", b, dirs[b])
             self.rdaxd.terminate()
             if self.rdaxd.wait(timeout=60):
                 self.fail("rdaxd exited with %d" % self.rdaxd.returncode)
-        for b in dirs:
+        for b in dirs if "ksmbd" in SERVERS else ():
             self.one("ksmbd", b, dirs[b])
         for b, d in dirs.items():
             if b == "posix":
@@ -365,11 +375,14 @@ def report(out, dest):
                    "client": "cifs.ko over TCP, default options (cache=strict, leases)",
                    "rdaxd": "defaults: smb2 leases, directory leases, oplocks on; durable "
                             "handles granted to opens that hold handle caching",
-                   "ksmbd": "%s; oplocks = yes (default). Durable handles: none in this "
-                            "ksmbd (Linux 6.1 parses no DHnQ/DH2Q; ksmbd-tools 3.4.7 has "
-                            "no 'durable handles')" % (
+                   "ksmbd": "%s; oplocks = yes (default). Durable handles: none (%s; "
+                            "ksmbd-tools 3.4.7 has no 'durable handles')" % (
                                 g["guest"].get("ksmbd_global") or
-                                "its defaults: smb2 leases = no"),
+                                "its defaults: smb2 leases = no",
+                                "Linux 6.1 parses no DHnQ/DH2Q"
+                                if g["guest"]["guest_kernel"].startswith("6.1.") else
+                                "this ksmbd grants them only when mountd sets its "
+                                "durable-handle flag"),
                    "throughput": "dbench: 1e-6 x bytes read+written after the warmup "
                                  "(time / 5) per second; bw_bytes = that x 1e6"},
         "note": "qemu (%s) guest: dbench's %d clients, cifs.ko and the server share %s "

@@ -236,14 +236,15 @@ def dbench(doc, path):
     out = ["### dbench on a cifs.ko mount (`bench/dbench`)\n"]
     out.append("Measured %s on `%s`: host %s, qemu %s (%s), guest kernel %s, %s CPUs; "
                "dbench %s (its client.txt load), %s clients for %ss on one cifs.ko mount "
-               "over TCP with its default options, rdaxd and ksmbd (each with its "
-               "defaults: leases in rdaxd, oplocks only in ksmbd) in one boot, one server "
-               "at a time. (%s)\n" % (
+               "over TCP with its default options, rdaxd (its defaults: leases) and ksmbd "
+               "(%s) in one boot, one server at a time. (%s)\n" % (
                    _date(doc), doc.get("rdax version", "?"), tb.get("host_cpu", "?"),
                    tb.get("qemu", "?").replace("QEMU emulator version ", ""),
                    tb.get("accel", "?"), g.get("guest_kernel", "?"), g.get("guest_cpus", "?"),
                    g.get("dbench", "?"), cfg.get("clients", "?"),
-                   _g(cfg.get("dbench_time_s")), os.path.relpath(path)))
+                   _g(cfg.get("dbench_time_s")),
+                   g.get("ksmbd_global") or "its defaults: oplocks, no leases",
+                   os.path.relpath(path)))
     jobs = {(j["server"], j["store"]): j for j in doc.get("jobs", [])}
     ratio = {r["store"]: r.get("ratio") for r in doc.get("ratios", [])}
     out.append("| share on | rdaxd | ksmbd | rdaxd/ksmbd | guest CPU busy rdaxd / ksmbd |")
