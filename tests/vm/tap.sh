@@ -4,10 +4,12 @@
 # one TAP line each whatever happens. `sh tests/vm/check-X --list` prints
 # those names and exits: the host counts its plan from them before the
 # VM boots, so a suite that stops early, or leaves a check out, fails
-# there (tests/vm/common.sh vm_tap_compare).
+# there (tests/vm/common.sh vm_tap_compare). RDAX_TAP_PREFIX names a
+# second run of a suite apart (e.g. "k612-" in the Linux 6.12 boot).
+tp=${RDAX_TAP_PREFIX:-}
 case ${1:-} in
 --list)
-	printf '%s\n' $checks
+	printf "$tp%s\n" $checks
 	exit 0 ;;
 esac
 
@@ -16,13 +18,13 @@ tap_seen=" "
 
 ok() {
 	tap_seen="$tap_seen$1 "
-	echo "ok $1${2:+ - $2}"
+	echo "ok $tp$1${2:+ - $2}"
 }
 not_ok() {
 	_tn=$1
 	shift
 	tap_seen="$tap_seen$_tn "
-	echo "not ok $_tn - $*"
+	echo "not ok $tp$_tn - $*"
 	failed=$((failed + 1))
 }
 # give_up WHY: every check not reported yet fails with WHY, and the suite
@@ -39,5 +41,5 @@ give_up() {
 # skip NAME WHY: a check that cannot run here, and why (TAP's SKIP)
 skip() {
 	tap_seen="$tap_seen$1 "
-	echo "ok $1 # SKIP $2"
+	echo "ok $tp$1 # SKIP $2"
 }
