@@ -173,6 +173,28 @@ int smb2_nonce_next(struct smb2_nonce_gen *g, uint16_t cipher,
 int smb2_decrypt(uint16_t cipher, const uint8_t *key, const uint8_t *msg,
 		 size_t len, uint8_t *out_plain);
 
+/*
+ * The RDMA transform's payload ([MS-SMB2] 2.2.43.1; what rdax does
+ * where the spec is silent: docs/rdma-transform.md). In place over the
+ * iovecs: encrypted with the session's cipher and key, nonce of 11 (CCM)
+ * or 12 (GCM) bytes, no additional data, tag = Signature. Decrypt checks
+ * the tag: -EBADMSG (the iovecs are then wiped). CCM over more than one
+ * iovec goes through a temporary copy.
+ */
+int smb2_xform_encrypt(uint16_t cipher, const uint8_t *key, const uint8_t *nonce,
+		       const struct iovec *iov, int n, uint8_t tag[16]);
+int smb2_xform_decrypt(uint16_t cipher, const uint8_t *key, const uint8_t *nonce,
+		       const struct iovec *iov, int n, const uint8_t tag[16]);
+/*
+ * Signed payload: the session's signing algorithm and key over
+ * nonce (12 bytes) || payload (AES-GMAC: the nonce is GMAC's IV, the
+ * payload its AAD). At most 32 iovecs. Verify: 0 or -EBADMSG.
+ */
+int smb2_xform_sign(int alg, const uint8_t key[16], const uint8_t nonce[12],
+		    const struct iovec *iov, int n, uint8_t sig[16]);
+int smb2_xform_verify(int alg, const uint8_t key[16], const uint8_t nonce[12],
+		      const struct iovec *iov, int n, const uint8_t sig[16]);
+
 /* SessionId of a transform message (LE u64 at 44): 0 or -EBADMSG. */
 int smb2_transform_session_id(const uint8_t *msg, size_t len,
 			      uint64_t *sid);

@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -422,4 +424,181 @@ int smb2_transform_session_id(const uint8_t *msg, size_t len, uint64_t *sid)
 		return -EBADMSG;
 	*sid = get_le64(msg + SMB2_TF_SESSION_OFF);
 	return 0;
+}
+
+/* ---- the RDMA transform's payload ([MS-SMB2] 2.2.43.1) ---- */
+
+static int iov_total(const struct iovec *iov, int n, size_t *total)
+{
+	int i;
+
+	*total = 0;
+	if (n < 0 || (n && !iov))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (iov[i].iov_len > (size_t)INT_MAX - *total)
+			return -EMSGSIZE;
+		*total += iov[i].iov_len;
+	}
+	return *total ? 0 : -EINVAL;
+}
+
+/* CCM takes its input in one update: iov gathered into tmp, or iov[0] itself. */
+static uint8_t *ccm_flat(const struct iovec *iov, int n, size_t total, uint8_t **tmp)
+{
+	size_t off = 0;
+	int i;
+
+	*tmp = NULL;
+	if (n == 1)
+		return iov[0].iov_base;
+	*tmp = malloc(total);
+	if (!*tmp)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		memcpy(*tmp + off, iov[i].iov_base, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
+	return *tmp;
+}
+
+static void ccm_scatter(const struct iovec *iov, int n, const uint8_t *flat)
+{
+	size_t off = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		memcpy(iov[i].iov_base, flat + off, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
+}
+
+/* In place over iov; enc: tag out, else tag checked (-EBADMSG). */
+static int xform_crypt(bool enc, uint16_t cipher, const uint8_t *key, const uint8_t *nonce,
+		       const struct iovec *iov, int n, uint8_t tag[16])
+{
+	const struct crypto_algs *a = crypto_algs();
+	uint8_t *flat = NULL, *tmp = NULL, fin[16];
+	const EVP_CIPHER *c;
+	EVP_CIPHER_CTX *ctx;
+	size_t total;
+	bool ccm;
+	int i, outl, rc;
+
+	if (!a)
+		return -ENOPKG;
+	c = aead_cipher(a, cipher, &ccm);
+	if (!c)
+		return -EINVAL;
+	rc = iov_total(iov, n, &total);
+	if (rc)
+		return rc;
+	ctx = EVP_CIPHER_CTX_new();
+	if (!ctx)
+		return -ENOMEM;
+	rc = aead_init(ctx, c, ccm, enc, key, nonce, enc ? NULL : tag);
+	if (rc)
+		goto out_free_ctx;
+	rc = enc ? -EIO : -EBADMSG;
+	if (ccm) {
+		flat = ccm_flat(iov, n, total, &tmp);
+		if (!flat) {
+			rc = -ENOMEM;
+			goto out_free_ctx;
+		}
+		if (EVP_CipherUpdate(ctx, NULL, &outl, NULL, (int)total) != 1 ||
+		    EVP_CipherUpdate(ctx, flat, &outl, flat, (int)total) != 1)
+			goto out_wipe;
+		if (tmp)
+			ccm_scatter(iov, n, tmp);
+	} else {
+		for (i = 0; i < n; i++)
+			if (iov[i].iov_len &&
+			    EVP_CipherUpdate(ctx, iov[i].iov_base, &outl, iov[i].iov_base,
+					     (int)iov[i].iov_len) != 1)
+				goto out_wipe;
+		if (!enc && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 16, tag) != 1)
+			goto out_wipe;
+	}
+	/* CCM checked its tag in the update */
+	if ((enc || !ccm) && EVP_CipherFinal_ex(ctx, fin, &outl) != 1)
+		goto out_wipe;
+	if (enc && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 16, tag) != 1)
+		goto out_wipe;
+	rc = 0;
+	goto out_free;
+out_wipe:
+	/* never leave unauthenticated plaintext behind */
+	if (!enc)
+		for (i = 0; i < n; i++)
+			OPENSSL_cleanse(iov[i].iov_base, iov[i].iov_len);
+out_free:
+	if (tmp) {
+		OPENSSL_cleanse(tmp, total);
+		free(tmp);
+	}
+out_free_ctx:
+	EVP_CIPHER_CTX_free(ctx);
+	return rc;
+}
+
+int smb2_xform_encrypt(uint16_t cipher, const uint8_t *key, const uint8_t *nonce,
+		       const struct iovec *iov, int n, uint8_t tag[16])
+{
+	return xform_crypt(true, cipher, key, nonce, iov, n, tag);
+}
+
+int smb2_xform_decrypt(uint16_t cipher, const uint8_t *key, const uint8_t *nonce,
+		       const struct iovec *iov, int n, const uint8_t tag[16])
+{
+	uint8_t t[16];
+
+	memcpy(t, tag, 16);
+	return xform_crypt(false, cipher, key, nonce, iov, n, t);
+}
+
+#define XFORM_SIGN_IOV 32
+
+int smb2_xform_sign(int alg, const uint8_t key[16], const uint8_t nonce[12],
+		    const struct iovec *iov, int n, uint8_t sig[16])
+{
+	struct iovec v[XFORM_SIGN_IOV + 1];
+	uint8_t mac[32];
+	size_t total;
+	int rc;
+
+	rc = iov_total(iov, n, &total);
+	if (rc)
+		return rc;
+	if (n > XFORM_SIGN_IOV)
+		return -E2BIG;
+	/* CMAC and HMAC take the nonce as the first bytes of their input */
+	v[0] = (struct iovec){ (void *)nonce, 12 };
+	memcpy(v + 1, iov, sizeof(*iov) * (size_t)n);
+	switch (alg) {
+	case SMB2_SIGN_AES_GMAC:
+		return crypto_aes_gmacv(key, nonce, iov, n, sig);
+	case SMB2_SIGN_AES_CMAC:
+		return crypto_aes_cmacv(key, v, n + 1, sig);
+	case SMB2_SIGN_HMAC_SHA256:
+		rc = crypto_hmac_sha256v(key, 16, v, n + 1, mac);
+		if (!rc)
+			memcpy(sig, mac, 16);
+		OPENSSL_cleanse(mac, sizeof(mac));
+		return rc;
+	default:
+		return -EINVAL;
+	}
+}
+
+int smb2_xform_verify(int alg, const uint8_t key[16], const uint8_t nonce[12],
+		      const struct iovec *iov, int n, const uint8_t sig[16])
+{
+	uint8_t s[16];
+	int rc;
+
+	rc = smb2_xform_sign(alg, key, nonce, iov, n, s);
+	if (rc)
+		return rc;
+	return CRYPTO_memcmp(s, sig, 16) ? -EBADMSG : 0;
 }

@@ -367,6 +367,9 @@ struct smb2_negctx {
 	uint16_t ncipher;
 	uint16_t signs[8];
 	uint16_t nsign;
+	/* SMB2_RDMA_TRANSFORM_CAPABILITIES (2.2.3.1.6): ids, 0 = absent */
+	uint16_t xforms[4];
+	uint16_t nxform;
 	bool posix;
 	bool has_netname;
 };
@@ -399,6 +402,9 @@ struct smb2_negotiate_rsp {
 	bool preauth;
 	bool posix;			/* SMB2_POSIX_EXTENSIONS_AVAILABLE */
 	uint8_t salt[32];
+	/* RDMA transforms the server takes (2.2.3.1.6), nxform 0: none */
+	uint16_t xforms[4];
+	uint16_t nxform;
 };
 
 int smb2_negotiate_req_decode(const uint8_t *p, size_t len,
@@ -555,6 +561,7 @@ struct smb2_read_rsp {
 	uint8_t data_offset;
 	uint32_t data_length;
 	uint32_t data_remaining;
+	uint32_t flags;			/* SMB2_READFLAG_RESPONSE_RDMA_TRANSFORM */
 	struct smb2_buf data;		/* decode only */
 };
 

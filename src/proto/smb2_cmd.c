@@ -105,6 +105,17 @@ static int negctx_decode(const uint8_t *p, size_t len, uint32_t off,
 			for (j = 0; j < n && c->nsign < 8; j++)
 				c->signs[c->nsign++] = get_le16(d + 2 + 2 * j);
 			break;
+		case SMB2_RDMA_TRANSFORM_CAPABILITIES:
+			/* TransformCount, Reserved1, Reserved2, ids */
+			if (seen & 8 || dlen < 8)
+				return -EBADMSG;
+			seen |= 8;
+			n = get_le16(d);
+			if (!n || !range_ok(8, 2u * n, dlen))
+				return -EBADMSG;
+			for (j = 0; j < n && c->nxform < 4; j++)
+				c->xforms[c->nxform++] = get_le16(d + 8 + 2 * j);
+			break;
 		case SMB2_POSIX_EXTENSIONS_AVAILABLE:
 			/* POSIX-SMB2 2.2.3.1.8: a list of the versions (GUIDs) asked for */
 			if (dlen % POSIX_CTX_TAG_LEN)
@@ -166,6 +177,18 @@ static void negctx_hdr(struct wcur *w, uint16_t type, uint16_t dlen)
 	wcur_le32(w, 0);
 }
 
+static void xform_ctx_encode(struct wcur *w, const uint16_t *ids, uint16_t n)
+{
+	uint16_t i;
+
+	negctx_hdr(w, SMB2_RDMA_TRANSFORM_CAPABILITIES, 8 + 2 * n);
+	wcur_le16(w, n);
+	wcur_le16(w, 0);
+	wcur_le32(w, 0);
+	for (i = 0; i < n; i++)
+		wcur_le16(w, ids[i]);
+}
+
 void smb2_negotiate_req_encode(struct wcur *w, const struct smb2_negotiate_req *r)
 {
 	bool smb311 = false;
@@ -209,6 +232,10 @@ void smb2_negotiate_req_encode(struct wcur *w, const struct smb2_negotiate_req *
 		wcur_le16(w, r->ctx.nsign);
 		for (i = 0; i < r->ctx.nsign; i++)
 			wcur_le16(w, r->ctx.signs[i]);
+		nctx++;
+	}
+	if (r->ctx.nxform) {
+		xform_ctx_encode(w, r->ctx.xforms, r->ctx.nxform);
 		nctx++;
 	}
 	if (r->ctx.posix) {
@@ -257,6 +284,8 @@ int smb2_negotiate_rsp_decode(const uint8_t *p, size_t len,
 	r->sign_ctx = c.nsign == 1;
 	r->signing = c.nsign ? c.signs[0] : SMB2_SIGNING_AES_CMAC;
 	r->posix = c.posix;
+	r->nxform = c.nxform;
+	memcpy(r->xforms, c.xforms, sizeof(r->xforms));
 	return 0;
 }
 
@@ -306,6 +335,10 @@ void smb2_negotiate_rsp_encode(struct wcur *w, const struct smb2_negotiate_rsp *
 		negctx_hdr(w, SMB2_SIGNING_CAPABILITIES, 4);
 		wcur_le16(w, 1);
 		wcur_le16(w, r->signing);
+		nctx++;
+	}
+	if (r->nxform) {
+		xform_ctx_encode(w, r->xforms, r->nxform);
 		nctx++;
 	}
 	if (r->posix) {
@@ -674,6 +707,7 @@ int smb2_read_rsp_decode(const uint8_t *p, size_t len, struct smb2_read_rsp *r)
 	r->data_offset = p[66];
 	r->data_length = get_le32(p + 68);
 	r->data_remaining = get_le32(p + 72);
+	r->flags = get_le32(p + 76);
 	return get_buf(p, len, r->data_offset, r->data_length, &r->data);
 }
 
@@ -684,7 +718,7 @@ void smb2_read_rsp_encode(struct wcur *w, const struct smb2_read_rsp *r)
 	wcur_u8(w, 0);
 	wcur_le32(w, r->data_length);
 	wcur_le32(w, r->data_remaining);
-	wcur_le32(w, 0);
+	wcur_le32(w, r->flags);
 }
 
 int smb2_write_req_decode(const uint8_t *p, size_t len, struct smb2_write_req *r)

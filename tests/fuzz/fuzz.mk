@@ -13,7 +13,7 @@ ifndef RDAX_FUZZ_MK
 RDAX_FUZZ_MK := 1
 
 FUZZ_TARGETS ?= smb2_request compound ntlmssp spnego auth_server auth_client \
-		create_ctx config path transform smbd smbd_desc fsctl server dosattr dcerpc \
+		create_ctx config path transform rdma_xform smbd smbd_desc fsctl server dosattr dcerpc \
 		secdesc posix ea
 
 FUZZ_SECONDS   ?= 60
