@@ -86,6 +86,13 @@ RDAX_API int rdax_cfg_set_timeout(struct rdax_cfg *cfg, int ms);
 /* SMB-Direct: I/O of at least this many bytes moves by RDMA (default 4096). */
 RDAX_API int rdax_cfg_set_rdma_threshold(struct rdax_cfg *cfg, uint32_t bytes);
 /*
+ * SMB-Direct, SMB 3.1.1: offer the RDMA transform (default off). When
+ * the server takes it, a signed or encrypted session moves large I/O by
+ * RDMA with its payload signed or encrypted; else, as without it, such
+ * I/O goes inline (logged once per session).
+ */
+RDAX_API int rdax_cfg_set_rdma_transform(struct rdax_cfg *cfg, bool on);
+/*
  * SMB-Direct: bytes of unregistered application memory kept registered
  * (pinned) per RDMA device after their I/O, for the next (default 1 GiB).
  * 0: no cache; each RDMA I/O of unregistered memory registers it and

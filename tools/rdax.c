@@ -27,6 +27,7 @@ struct opts {
 	bool guest;
 	bool sign;
 	bool encrypt;
+	bool rdma_transform;		/* offer the SMB 3.1.1 RDMA transform */
 	bool stats;
 	bool quiet;
 	const char *passdb;
@@ -96,6 +97,8 @@ static void usage(FILE *f)
 "  -t, --transport T        tcp (default) or rdma\n"
 "      --sign               require signing\n"
 "      --encrypt            require encryption\n"
+"      --rdma-transform     over SMB-Direct, move signed/encrypted I/O by RDMA\n"
+"                           where the server takes the SMB 3.1.1 RDMA transform\n"
 "      --max-protocol P     highest dialect: SMB2_10 SMB3_00 SMB3_02 SMB3_11\n"
 "      --channels N         SMB3 multichannel: up to N channels (1-16, default 1)\n"
 "      --rdma-channels      with --channels: try SMB-Direct channels first (the\n"
@@ -214,6 +217,7 @@ static int session_open(struct session *s, const struct opts *o, const char *url
 	rdax_cfg_set_leases(cfg, !o->no_leases);
 	rdax_cfg_set_durable(cfg, !o->no_durable);
 	rdax_cfg_set_encryption(cfg, o->encrypt);
+	rdax_cfg_set_rdma_transform(cfg, o->rdma_transform);
 	if (o->max_dialect)
 		rdax_cfg_set_dialects(cfg, RDAX_SMB_2_1, o->max_dialect);
 	user = o->user ? o->user : s->url.user[0] ? s->url.user : NULL;
@@ -1451,6 +1455,7 @@ static int cmd_passwd(const struct opts *o, const char *user)
 enum {
 	OPT_SIGN = 256,
 	OPT_ENCRYPT,
+	OPT_RDMA_TRANSFORM,
 	OPT_STATS,
 	OPT_PASSDB,
 	OPT_MAX_PROTOCOL,
@@ -1477,6 +1482,7 @@ static int run(int argc, char **argv, char **args)
 		{ "transport", required_argument, NULL, 't' },
 		{ "sign", no_argument, NULL, OPT_SIGN },
 		{ "encrypt", no_argument, NULL, OPT_ENCRYPT },
+		{ "rdma-transform", no_argument, NULL, OPT_RDMA_TRANSFORM },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "passdb", required_argument, NULL, OPT_PASSDB },
 		{ "max-protocol", required_argument, NULL, OPT_MAX_PROTOCOL },
@@ -1540,6 +1546,9 @@ static int run(int argc, char **argv, char **args)
 			break;
 		case OPT_ENCRYPT:
 			o.encrypt = true;
+			break;
+		case OPT_RDMA_TRANSFORM:
+			o.rdma_transform = true;
 			break;
 		case OPT_STATS:
 			o.stats = true;

@@ -12,6 +12,7 @@
 #include "crypto/crypto.h"
 #include "mem/mem.h"
 #include "proto/posix.h"
+#include "proto/rdma_xform.h"
 #include "proto/smb2.h"
 #include "proto/smbd.h"
 #include "transport/transport.h"
@@ -46,6 +47,7 @@ struct rdax_cfg {
 	uint16_t max_dialect;
 	int timeout_ms;
 	uint32_t rdma_threshold;	/* smaller I/O goes inline */
+	bool rdma_transform;		/* offer the SMB 3.1.1 RDMA transform */
 	size_t mr_cache_bytes;
 	unsigned int channels;		/* channels wanted, 1..CLI_MAX_CHANNELS */
 	/* SMB-Direct channels first: 1 yes, 0 never (TCP only), -1 auto */
@@ -232,6 +234,19 @@ struct rdax_conn {
 	bool have_key;
 	bool signing;
 	bool encrypt;
+	/*
+	 * RDMA transforms the server took (SMB2_RDMA_TRANSFORM_CAPABILITIES):
+	 * signed/encrypted I/O moves by RDMA, its payload transformed (xform.c)
+	 */
+	bool xform_enc;
+	bool xform_sign;
+	bool xform_logged;		/* the inline fallback was logged */
+	struct smb2_nonce_gen xform_nonce;	/* the payloads this client transforms */
+	struct smb2_xform_replay xform_seen;	/* the server's nonces */
+	/* encrypted WRITEs: registered buffers of the library's, kept to disconnect */
+	struct rdax_buf **xbufs;	/* all of them */
+	struct rdax_buf **xfree;	/* the free ones */
+	unsigned int nxbufs, nxfree;
 	bool guest;
 	char errmsg[512];
 	uint32_t last_status;
@@ -387,6 +402,22 @@ int cli_rdma_prepare(struct rdax_conn *c, struct cli_chan *chan, struct rdax_buf
 void cli_rdma_finish(struct rdax_conn *c, struct cli_rdma *r);
 /* Does I/O of len bytes go by RDMA on an SMB-Direct channel? */
 bool cli_io_bulk(const struct rdax_conn *c, size_t len);
+/*
+ * The RDMA transform a READ/WRITE needs on this session: 0 (none: plain
+ * session), SMB2_RDMA_XFORM_TYPE_ENCRYPTION or _SIGNING; -1 when the
+ * session signs or encrypts and the server took no transform for it
+ * (the data goes inline).
+ */
+int cli_xform_type(const struct rdax_conn *c);
+/* Offer the transform in a NEGOTIATE on an SMB-Direct connection. */
+void cli_xform_offer(const struct rdax_conn *c, struct smb2_negotiate_req *r);
+/* Log once per session that signed/encrypted I/O goes inline, and why. */
+void cli_xform_fallback_log(struct rdax_conn *c);
+/* A registered buffer of at least len bytes for an encrypted WRITE's payload. */
+int cli_xbuf_get(struct rdax_conn *c, size_t len, struct rdax_buf **out);
+void cli_xbuf_put(struct rdax_conn *c, struct rdax_buf *b);
+/* After cli_rdma_teardown: their memory goes. */
+void cli_xbuf_free(struct rdax_conn *c);
 /* Largest READ/WRITE the credits, the server and the transport allow. */
 uint32_t cli_io_chunk(struct rdax_conn *c, bool write, size_t want);
 

@@ -223,6 +223,13 @@ int rdax_cfg_set_rdma_threshold(struct rdax_cfg *cfg, uint32_t bytes)
 	return 0;
 }
 
+int rdax_cfg_set_rdma_transform(struct rdax_cfg *cfg, bool on)
+{
+	cli_thread_begin();
+	cfg->rdma_transform = on;
+	return 0;
+}
+
 int rdax_cfg_set_mr_cache(struct rdax_cfg *cfg, size_t bytes)
 {
 	cli_thread_begin();
@@ -758,9 +765,39 @@ static void mw_put(struct cli_chan *chan, struct ibv_mw *mw)
 	chan->mw_free[chan->nmw_free++] = mw;
 }
 
+int cli_xform_type(const struct rdax_conn *c)
+{
+	if (c->encrypt)
+		return c->xform_enc ? SMB2_RDMA_XFORM_TYPE_ENCRYPTION : -1;
+	if (c->signing)
+		return c->xform_sign ? SMB2_RDMA_XFORM_TYPE_SIGNING : -1;
+	return 0;
+}
+
 bool cli_io_bulk(const struct rdax_conn *c, size_t len)
 {
-	return c->rdma && !c->signing && !c->encrypt && len >= c->cfg.rdma_threshold;
+	return c->rdma && cli_xform_type(c) >= 0 && len >= c->cfg.rdma_threshold;
+}
+
+void cli_xform_offer(const struct rdax_conn *c, struct smb2_negotiate_req *r)
+{
+	if (!c->cfg.rdma_transform)
+		return;
+	r->ctx.nxform = 2;
+	r->ctx.xforms[0] = SMB2_RDMA_TRANSFORM_ENCRYPTION;
+	r->ctx.xforms[1] = SMB2_RDMA_TRANSFORM_SIGNING;
+}
+
+void cli_xform_fallback_log(struct rdax_conn *c)
+{
+	if (!c->rdma || c->xform_logged || cli_xform_type(c) >= 0)
+		return;
+	c->xform_logged = true;
+	pr_notice("%s: %s session over SMB-Direct: the server %s; its file data goes inline",
+		  c->host, c->encrypt ? "encrypted" : "signed",
+		  !c->cfg.rdma_transform ? "was not offered the RDMA transform" :
+		  c->dialect != SMB2_DIALECT_311 ? "speaks no SMB 3.1.1 (no RDMA transform)" :
+		  "offers no RDMA transform for it");
 }
 
 uint32_t cli_io_chunk(struct rdax_conn *c, bool write, size_t want)
@@ -922,6 +959,69 @@ out_dereg:
 	return ret;
 }
 
+/*
+ * Encrypted WRITEs: the ciphertext goes in a buffer of the library's,
+ * never in the application's. Registered as rdax_buf_reg's are (listed
+ * in c->bufs, so every device's PD gets it on first use) and kept until
+ * the connection goes: memory freed while registered would leave a
+ * registration naming pages no longer there.
+ */
+int cli_xbuf_get(struct rdax_conn *c, size_t len, struct rdax_buf **out)
+{
+	size_t cap = ((size_t)c->rdma_max + 4095) & ~(size_t)4095;
+	struct rdax_buf *b, **all, **fr;
+	unsigned int n = c->nxbufs + 1;
+
+	if (len > cap)
+		return cli_err(c, -EINVAL, "RDMA transform: %zu bytes over the RDMA size", len);
+	if (c->nxfree) {
+		*out = c->xfree[--c->nxfree];
+		return 0;
+	}
+	all = realloc(c->xbufs, sizeof(*all) * n);
+	if (!all)
+		return cli_err(c, -ENOMEM, "RDMA transform buffers");
+	c->xbufs = all;
+	fr = realloc(c->xfree, sizeof(*fr) * n);
+	if (!fr)
+		return cli_err(c, -ENOMEM, "RDMA transform buffers");
+	c->xfree = fr;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return cli_err(c, -ENOMEM, "RDMA transform buffers");
+	b->addr = aligned_alloc(4096, cap);
+	if (!b->addr) {
+		free(b);
+		return cli_err(c, -ENOMEM, "RDMA transform buffers");
+	}
+	b->c = c;
+	b->len = cap;
+	b->next = c->bufs;
+	c->bufs = b;
+	c->xbufs[c->nxbufs++] = b;
+	*out = b;
+	return 0;
+}
+
+void cli_xbuf_put(struct rdax_conn *c, struct rdax_buf *b)
+{
+	c->xfree[c->nxfree++] = b;
+}
+
+void cli_xbuf_free(struct rdax_conn *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nxbufs; i++) {
+		free(c->xbufs[i]->addr);
+		free(c->xbufs[i]);
+	}
+	free(c->xbufs);
+	free(c->xfree);
+	c->xbufs = c->xfree = NULL;
+	c->nxbufs = c->nxfree = 0;
+}
+
 void rdax_buf_dereg(struct rdax_buf **bp)
 {
 	struct rdax_buf *b = *bp, **pp;
@@ -997,6 +1097,8 @@ static int negotiate(struct rdax_conn *c, uint8_t *hint, size_t *hint_len)
 	int ret;
 
 	cli_negotiate_req(c, &r);
+	if (c->chans[0].rdma)
+		cli_xform_offer(c, &r);
 	c->client_caps = r.capabilities;
 	cli_chain_init(c, &ch);
 	ret = cli_chain_add(c, &ch, SMB2_NEGOTIATE, 0, false, 0, 512, &w);
@@ -1029,9 +1131,23 @@ static int negotiate(struct rdax_conn *c, uint8_t *hint, size_t *hint_len)
 	c->max_trans = rsp.max_transact;
 	if (c->max_read < 65536 || c->max_write < 65536)
 		return cli_err(c, -EPROTO, "server offers I/O sizes below 64 KiB");
+	c->xform_enc = c->xform_sign = false;
 	if (c->dialect == SMB2_DIALECT_311) {
 		c->cipher = rsp.cipher;
 		c->sign_alg = rsp.sign_ctx ? rsp.signing : SMB2_SIGN_AES_CMAC;
+		/* only what was offered, on the connection it was offered on */
+		for (i = 0; i < rsp.nxform && c->cfg.rdma_transform && c->chans[0].rdma; i++) {
+			if (rsp.xforms[i] == SMB2_RDMA_TRANSFORM_ENCRYPTION)
+				c->xform_enc = c->cipher != 0;
+			else if (rsp.xforms[i] == SMB2_RDMA_TRANSFORM_SIGNING)
+				c->xform_sign = true;
+		}
+		if (c->xform_enc || c->xform_sign) {
+			ret = smb2_nonce_gen_init(&c->xform_nonce);
+			if (ret)
+				return cli_err(c, ret, "RDMA transform nonce");
+			memset(&c->xform_seen, 0, sizeof(c->xform_seen));
+		}
 		iov.iov_base = (void *)ch.rsp[0].pdu;
 		iov.iov_len = ch.rsp[0].len;
 		crypto_preauth_update(preauth, &iov, 1);
@@ -1164,6 +1280,7 @@ static int session_setup(struct rdax_conn *c, const uint8_t *hint, size_t hint_l
 			}
 			c->encrypt = true;
 		}
+		cli_xform_fallback_log(c);
 	} else if (c->cfg.sign_required || c->cfg.encrypt_required) {
 		ret = cli_err(c, -EACCES, "a guest session on %s cannot be signed or encrypted",
 			      c->host);
@@ -1273,6 +1390,7 @@ void rdax_disconnect(struct rdax_conn **cp)
 	/* what is in flight gives back its windows and cache entries first */
 	cli_engine_stop_inflight(c, -ESHUTDOWN);
 	cli_rdma_teardown(c);
+	cli_xbuf_free(c);
 	cli_engine_stop(c);
 	cli_leases_free(c);
 	/* the trees the application still holds no longer name a connection */

@@ -63,6 +63,7 @@ int cli_tree_connect_req(struct rdax_conn *c, const char *share, uint32_t *id,
 		if (!c->cipher || !c->have_key)
 			return cli_err(c, -EPROTONOSUPPORT, "share %s requires encryption", share);
 		c->encrypt = true;
+		cli_xform_fallback_log(c);
 	}
 	*id = ch.rsp[0].hdr.tree_id;
 	*flags = rsp.share_flags;

@@ -32,9 +32,107 @@ struct cli_io {
 	bool done;
 	struct cli_rdma r;
 	uint8_t di[SMBD_DESC_SIZE];
+	/* the RDMA transform it went with (xform.c's part of io.c): 0 none */
+	int xform;
+	struct rdax_buf *xb;		/* an encrypted WRITE's ciphertext */
+	uint8_t ci[SMB2_RDMA_XFORM_MAX(SMBD_DESC_SIZE)];
 	void (*complete)(struct cli_io *io);
 	void *owner;
 };
+
+/* ---- the RDMA transform ([MS-SMB2] 2.2.43; docs/rdma-transform.md) ---- */
+
+static void io_xbuf_put(struct cli_io *io)
+{
+	if (io->xb)
+		cli_xbuf_put(io->c, io->xb);
+	io->xb = NULL;
+}
+
+static uint16_t xform_nonce_len(const struct rdax_conn *c, int type)
+{
+	bool ccm = c->cipher == SMB2_CIPHER_AES128_CCM || c->cipher == SMB2_CIPHER_AES256_CCM;
+
+	return type == SMB2_RDMA_XFORM_TYPE_ENCRYPTION && ccm ? 11 : 12;
+}
+
+/*
+ * A WRITE's payload, transformed where the server reads it: encrypted
+ * into a buffer of the library's (the application's stays as it is), or
+ * signed where it is. A fresh nonce each time (a resend too). *src is
+ * what the descriptors name.
+ */
+static int io_xform_write(struct cli_io *io, struct cli_chan *chan, struct smb2_rdma_xform *x,
+			  uint8_t **src, struct rdax_buf **reg)
+{
+	struct rdax_conn *c = io->c;
+	struct iovec iov;
+	int ret;
+
+	x->sig_len = 16;
+	x->nonce_len = xform_nonce_len(c, x->type);
+	ret = smb2_nonce_next(&c->xform_nonce, x->nonce_len == 11 ? SMB2_CIPHER_AES128_CCM :
+			      SMB2_CIPHER_AES128_GCM, x->nonce);
+	if (ret)
+		return cli_err(c, ret, "RDMA transform: no nonce left");
+	/* apart from any GMAC message nonce (MessageId || 0..3) of the same key */
+	x->nonce[x->nonce_len - 1] |= 0x80;
+	if (x->type == SMB2_RDMA_XFORM_TYPE_SIGNING) {
+		iov = (struct iovec){ io->buf, io->len };
+		ret = smb2_xform_sign(c->sign_alg, chan->signing_key, x->nonce, &iov, 1, x->sig);
+		return ret ? cli_err(c, ret, "RDMA transform: signing failed") : 0;
+	}
+	if (!io->xb) {
+		ret = cli_xbuf_get(c, io->len, &io->xb);
+		if (ret)
+			return ret;
+	}
+	memcpy(io->xb->addr, io->buf, io->len);
+	iov = (struct iovec){ io->xb->addr, io->len };
+	ret = smb2_xform_encrypt(c->cipher, c->keys.c2s, x->nonce, &iov, 1, x->sig);
+	if (ret)
+		return cli_err(c, ret, "RDMA transform: encryption failed");
+	*src = io->xb->addr;
+	*reg = io->xb;
+	return 0;
+}
+
+/*
+ * A READ answered with its data transformed in buf: the server's
+ * transform (of the kind asked, a nonce never seen), then the data
+ * decrypted in place or its signature checked. got or -errno; a failed
+ * check leaves no data (-EBADMSG), the connection goes on.
+ */
+static int64_t io_xform_read_done(struct cli_io *io, const struct smb2_read_rsp *rd,
+				  uint32_t got)
+{
+	struct rdax_conn *c = io->c;
+	struct smb2_rdma_xform x;
+	struct iovec iov = { io->buf, got };
+	int ret;
+
+	if (!(rd->flags & SMB2_READFLAG_RESPONSE_RDMA_TRANSFORM) ||
+	    smb2_rdma_xform_decode(rd->data.p, rd->data.len, &x) || x.type != io->xform ||
+	    x.sig_len != 16 || x.nonce_len != xform_nonce_len(c, io->xform))
+		return cli_err(c, -EPROTO, "READ response from %s: no or a malformed RDMA transform",
+			       c->host);
+	if (smb2_xform_replay_check(&c->xform_seen, x.nonce, x.nonce_len))
+		return cli_err(c, -EBADMSG, "READ response from %s: RDMA transform nonce seen before",
+			       c->host);
+	if (!got)
+		return 0;
+	if (io->xform == SMB2_RDMA_XFORM_TYPE_ENCRYPTION)
+		ret = smb2_xform_decrypt(c->cipher, c->keys.s2c, x.nonce, &iov, 1, x.sig);
+	else
+		ret = smb2_xform_verify(c->sign_alg, io->ch.chan->signing_key, x.nonce, &iov, 1,
+					x.sig);
+	if (ret)
+		return cli_err(c, ret == -EBADMSG ? -EBADMSG : ret,
+			       "READ of %u bytes from %s: the RDMA data fails its %s check", got,
+			       c->host, io->xform == SMB2_RDMA_XFORM_TYPE_ENCRYPTION ?
+			       "decryption" : "signature");
+	return got;
+}
 
 /* The response PDU of a READ/WRITE/FLUSH, while it is dispatched. */
 static void io_on_pdu(struct cli_chain *ch, int i, const uint8_t *pdu, size_t len)
@@ -60,7 +158,16 @@ static void io_on_pdu(struct cli_chain *ch, int i, const uint8_t *pdu, size_t le
 	case RDAX_OP_READ:
 		if (smb2_read_rsp_decode(pdu, len, &rd))
 			goto bad;
-		if (io->r.channel && !rd.data_length) {
+		if (io->xform) {
+			got = rd.data_remaining;
+			if (got > io->len)
+				goto bad;
+			io->res = io_xform_read_done(io, &rd, got);
+			if (io->res < 0)
+				return;
+			c->rdma_bytes += got;
+			ch->chan->rdma_bytes += got;
+		} else if (io->r.channel && !rd.data_length) {
 			/* the server wrote the data into buf by RDMA */
 			got = rd.data_remaining;
 			if (got > io->len)
@@ -109,6 +216,7 @@ static void io_on_done(struct cli_chain *ch)
 	if (ch->err && !io->res)
 		io->res = ch->err;
 	cli_rdma_finish(io->c, &io->r);
+	io_xbuf_put(io);
 	io->done = true;
 	if (io->complete)
 		io->complete(io);
@@ -120,6 +228,7 @@ static void io_release(struct cli_chain *ch)
 	struct cli_io *io = container_of(ch, struct cli_io, ch);
 
 	cli_rdma_finish(io->c, &io->r);
+	io_xbuf_put(io);
 }
 
 /*
@@ -132,20 +241,51 @@ static int io_encode(struct cli_chain *ch, struct cli_chan *chan)
 	struct cli_io *io = container_of(ch, struct cli_io, ch);
 	struct rdax_conn *c = io->c;
 	struct rdax_file *f = io->f;
+	struct smb2_rdma_xform x = { 0 };
+	struct rdax_buf *reg = io->reg;
+	uint8_t *src = io->buf;
+	struct smb2_buf info = { 0 };
+	uint32_t channel = 0;
 	struct wcur w;
 	int ret;
 
 	cli_rdma_finish(c, &io->r);
 	ch->place = NULL;
-	ret = cli_rdma_prepare(c, chan, io->reg, io->buf, io->len, io->op == RDAX_OP_READ, &io->r);
+	/* signed or encrypted by RDMA: the transform the server took */
+	io->xform = chan->rdma && cli_io_bulk(c, io->len) ? cli_xform_type(c) : 0;
+	if (io->xform < 0)
+		io->xform = 0;
+	x.type = (uint16_t)io->xform;
+	if (io->xform && io->op == RDAX_OP_WRITE) {
+		ret = io_xform_write(io, chan, &x, &src, &reg);
+		if (ret)
+			return ret;
+	}
+	ret = cli_rdma_prepare(c, chan, reg, src, io->len, io->op == RDAX_OP_READ, &io->r);
 	if (ret)
 		return ret;
+	if (!io->r.channel)
+		io->xform = 0;
 	ret = cli_chain_add(c, ch, io->op == RDAX_OP_READ ? SMB2_READ : SMB2_WRITE,
-			    f->t->id, false, smb2_credit_charge_for(io->len), 72, &w);
+			    f->t->id, false, smb2_credit_charge_for(io->len), 128, &w);
 	if (ret)
 		return ret;
-	if (io->r.channel)
+	if (io->r.channel) {
 		smbd_desc_encode(io->di, &io->r.desc, 1);
+		channel = io->r.channel;
+		info.p = io->di;
+		info.len = SMBD_DESC_SIZE;
+	}
+	if (io->xform) {
+		/* [MS-SMB2] 2.2.43: the transform, its inner channel, the descriptor */
+		x.channel = io->r.channel;
+		ret = smb2_rdma_xform_encode(io->ci, sizeof(io->ci), &x, io->di, SMBD_DESC_SIZE);
+		if (ret < 0)
+			return cli_err(c, ret, "RDMA transform encoding");
+		channel = SMB2_CHANNEL_RDMA_TRANSFORM;
+		info.p = io->ci;
+		info.len = (uint32_t)ret;
+	}
 	if (io->op == RDAX_OP_READ) {
 		struct smb2_read_req r = { .length = io->len, .offset = io->off, .fid = f->fid };
 
@@ -153,11 +293,8 @@ static int io_encode(struct cli_chain *ch, struct cli_chan *chan)
 			ch->place = io->buf;
 			ch->place_len = io->len;
 		}
-		if (io->r.channel) {
-			r.channel = io->r.channel;
-			r.channel_info.p = io->di;
-			r.channel_info.len = SMBD_DESC_SIZE;
-		}
+		r.channel = channel;
+		r.channel_info = info;
 		smb2_read_req_encode(&w, &r);
 	} else {
 		struct smb2_write_req r = { .offset = io->off, .fid = f->fid };
@@ -165,10 +302,9 @@ static int io_encode(struct cli_chain *ch, struct cli_chan *chan)
 		r.flags = f->write_through ? SMB2_WRITEFLAG_WRITE_THROUGH : 0;
 		if (io->r.channel) {
 			/* [MS-SMB2] 2.2.21: data by RDMA, Length 0 */
-			r.channel = io->r.channel;
+			r.channel = channel;
 			r.remaining = io->len;
-			r.channel_info.p = io->di;
-			r.channel_info.len = SMBD_DESC_SIZE;
+			r.channel_info = info;
 		} else {
 			r.length = io->len;
 		}
@@ -197,6 +333,8 @@ static int io_start(struct rdax_conn *c, struct cli_io *io)
 	io->done = false;
 	io->res = 0;
 	io->status = 0;
+	io->xform = 0;
+	io->xb = NULL;
 	memset(&io->r, 0, sizeof(io->r));
 	ret = cli_chain_init(c, &io->ch);
 	if (ret)
@@ -617,7 +755,7 @@ size_t rdax_ioq_max_io(const struct rdax_ioq *q)
 	struct rdax_conn *c = q->c;
 
 	/* the largest length that fits its own path */
-	if (c->rdma && !c->signing && !c->encrypt && c->cfg.rdma_threshold <= c->rdma_max)
+	if (c->rdma && cli_xform_type(c) >= 0 && c->cfg.rdma_threshold <= c->rdma_max)
 		return io_limit(c, SIZE_MAX);
 	return io_limit(c, 0);
 }

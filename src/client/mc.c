@@ -226,6 +226,8 @@ static int bind_negotiate(struct rdax_conn *c, struct cli_chan *chan, uint8_t *p
 		r.ctx.nsign = 1;
 		r.ctx.signs[0] = c->sign_alg == SMB2_SIGN_AES_GMAC ? SMB2_SIGNING_AES_GMAC :
 				 SMB2_SIGNING_AES_CMAC;
+		if (chan->rdma)
+			cli_xform_offer(c, &r);
 	}
 	cli_chain_init(c, &ch);
 	ret = cli_chain_add(c, &ch, SMB2_NEGOTIATE, 0, false, 0, 512, &w);

@@ -145,6 +145,8 @@ void srv_conn_free(struct srv_conn *c)
 	c->w->gone.rdma_writes += c->stats.rdma_writes;
 	c->w->gone.rdma_bytes += c->stats.rdma_bytes;
 	c->w->gone.zero_copy_bytes += c->stats.zero_copy_bytes;
+	c->w->gone.xform_bytes += c->stats.xform_bytes;
+	c->w->gone.xform_bad += c->stats.xform_bad;
 	c->w->gone.tcp_zero_copy_bytes += c->stats.tcp_zero_copy_bytes;
 	c->w->gone.inline_io_bytes += c->stats.inline_io_bytes;
 	list_del(&c->worker_link);

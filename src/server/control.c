@@ -178,6 +178,8 @@ void srv_conn_stats_add(struct srv_conn_stats *d, const struct srv_conn_stats *s
 	d->rdma_writes += s->rdma_writes;
 	d->rdma_bytes += s->rdma_bytes;
 	d->zero_copy_bytes += s->zero_copy_bytes;
+	d->xform_bytes += s->xform_bytes;
+	d->xform_bad += s->xform_bad;
 	d->tcp_zero_copy_bytes += s->tcp_zero_copy_bytes;
 	d->inline_io_bytes += s->inline_io_bytes;
 }
@@ -774,6 +776,11 @@ static const struct {
 	  CONN_COUNTER(zero_copy_bytes) },
 	{ "rdax_tcp_zero_copy_bytes_total", "TCP bytes between the socket and a file mapping.",
 	  CONN_COUNTER(tcp_zero_copy_bytes) },
+	{ "rdax_rdma_transform_bytes_total", "RDMA bytes encrypted or signed (RDMA transform).",
+	  CONN_COUNTER(xform_bytes) },
+	{ "rdax_rdma_transform_refused_total",
+	  "RDMA transforms refused: malformed, replayed, or failing their check.",
+	  CONN_COUNTER(xform_bad) },
 };
 
 static uint64_t stat_at(const struct srv_conn_stats *st, size_t off)

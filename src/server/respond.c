@@ -177,7 +177,8 @@ out_put:
 
 
 int srv_respond_async(struct srv_conn *c, const struct smb2_hdr *req_hdr,
-		      uint64_t sess_id, uint32_t tree_id, const struct srv_signer *sign, int err,
+		      uint64_t sess_id, uint32_t tree_id, const struct srv_signer *sign,
+		      const struct srv_sealer *seal, int err,
 		      void (*body)(struct wcur *w, void *arg), void *arg,
 		      bool invalidate, uint32_t rkey)
 {
@@ -206,7 +207,20 @@ int srv_respond_async(struct srv_conn *c, const struct smb2_hdr *req_hdr,
 	memset(h.signature, 0, sizeof(h.signature));
 	smb2_hdr_encode(p, &h);
 	rb->len = w.off;
-	if (sign) {
+	rb->xb.data = p;
+	rb->xb.len = rb->len;
+	if (seal) {
+		struct iovec iov = { p, rb->len };
+
+		ret = smb2_encrypt(seal->cipher, seal->key, sess_id, &iov, 1,
+				   p - SMB2_TRANSFORM_SIZE);
+		if (ret < 0) {
+			srv_rbuf_put(rb);
+			return ret;
+		}
+		rb->xb.data = p - SMB2_TRANSFORM_SIZE;
+		rb->xb.len = (size_t)ret;
+	} else if (sign) {
 		put_le32(p + 16, get_le32(p + 16) | SMB2_FLAGS_SIGNED);
 		ret = smb2_sign_compute(sign->alg, sign->key, p, rb->len, p + 48);
 		if (ret) {
@@ -214,8 +228,6 @@ int srv_respond_async(struct srv_conn *c, const struct smb2_hdr *req_hdr,
 			return ret;
 		}
 	}
-	rb->xb.data = p;
-	rb->xb.len = rb->len;
 	rb->xb.invalidate = invalidate;
 	rb->xb.invalidate_rkey = rkey;
 	return c->x->ops->send(c->x, &rb->xb);

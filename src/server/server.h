@@ -23,6 +23,7 @@
 #include "mem/mem.h"
 #include "server/ident.h"
 #include "proto/lease.h"
+#include "proto/rdma_xform.h"
 #include "proto/smb2.h"
 #include "proto/smbd.h"
 #include "store/dax.h"
@@ -184,6 +185,7 @@ struct srv_config {
 	struct srv_ident *guest_ident;	/* resolved when guests can log on */
 	bool map_to_guest;		/* unknown users become guests */
 	bool multichannel;		/* "server multi channel support" */
+	bool rdma_transform;		/* "server smb3 encryption over rdma" */
 	bool leases;			/* "smb2 leases" */
 	bool oplocks;			/* "oplocks": every share's default */
 	bool dir_leases;		/* "smb3 directory leases" */
@@ -492,6 +494,12 @@ struct srv_signer {
 	uint8_t key[16];
 };
 
+/* How an answer given later is encrypted: its session's cipher and s2c key. */
+struct srv_sealer {
+	uint16_t cipher;
+	uint8_t key[32];
+};
+
 /*
  * A channel: one connection's part in a session. The connection's worker
  * owns it (srv_conn.channels); the session lists it under its lock.
@@ -542,6 +550,7 @@ struct srv_session {
 	bool encrypt;
 	bool have_key;
 	struct smb3_keys keys;		/* signing: the first channel's */
+	struct smb2_nonce_gen xform_nonce;	/* READ payloads it transforms */
 	uint8_t session_key[16];
 	/* session lock */
 	struct list_head channels;
@@ -565,6 +574,8 @@ struct srv_conn_stats {
 	uint64_t rdma_writes;		/* SMB2 WRITEs fetched by RDMA Read */
 	uint64_t rdma_bytes;
 	uint64_t zero_copy_bytes;	/* NIC <-> file mapping, no bounce */
+	uint64_t xform_bytes;		/* RDMA bytes under the RDMA transform */
+	uint64_t xform_bad;		/* transforms refused (bad, replayed, failed check) */
 	uint64_t tcp_zero_copy_bytes;	/* socket <-> file mapping, one copy */
 	uint64_t inline_io_bytes;
 };
@@ -600,6 +611,10 @@ struct srv_conn {
 	uint32_t server_caps;
 	uint16_t server_secmode;
 	uint8_t preauth[64];
+	/* the RDMA transforms negotiated (SMB 3.1.1 over SMB-Direct) */
+	bool xform_enc;
+	bool xform_sign;
+	struct smb2_xform_replay xform_seen;	/* the client's WRITE nonces */
 	/* credit window [MS-SMB2] 3.3.1.1 */
 	uint64_t seq_low;
 	uint32_t seq_range;
@@ -687,6 +702,20 @@ struct srv_rio {
 	uint64_t start_ns;		/* its request's dispatch (metrics) */
 	struct smb2_hdr hdr;
 	struct srv_signer signer;	/* of the channel it came on */
+	/*
+	 * The RDMA transform (Channel SMB2_CHANNEL_RDMA_TRANSFORM): 0 or
+	 * SMB2_RDMA_XFORM_TYPE_*; the payload goes through bounce space,
+	 * checked after the RDMA Read (WRITE), transformed before the RDMA
+	 * Write (READ). key: the cipher's key for this direction.
+	 */
+	bool seal;			/* answer encrypted, with sealer */
+	struct srv_sealer sealer;
+	uint16_t xform;
+	uint16_t xcipher;
+	uint16_t xnonce_len;
+	uint8_t xkey[32];
+	uint8_t xsig[16];
+	uint8_t xnonce[16];
 	/* filled before use */
 	struct smbd_desc desc[SRV_MAX_DESC];
 	struct mem_seg seg[SRV_MAX_SEG];
@@ -1030,8 +1059,10 @@ void srv_dispatch_attach(struct srv_conn *c);
 /* Wrap a connected transport in a connection owned by worker w. */
 int srv_conn_attach(struct srv_worker *w, struct xprt *x, struct srv_conn **out);
 /* Send a response to a request that completed after do_pdu returned. */
+/* seal: encrypted (an encrypted request's answer), else signed with sign if set */
 int srv_respond_async(struct srv_conn *c, const struct smb2_hdr *req_hdr,
-		      uint64_t sess_id, uint32_t tree_id, const struct srv_signer *sign, int err,
+		      uint64_t sess_id, uint32_t tree_id, const struct srv_signer *sign,
+		      const struct srv_sealer *seal, int err,
 		      void (*body)(struct wcur *w, void *arg), void *arg,
 		      bool invalidate, uint32_t rkey);
 int smb_lock(struct srv_req *req);

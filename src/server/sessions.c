@@ -154,6 +154,10 @@ int srv_session_new(struct srv_conn *c, struct srv_channel **out)
 	s->dialect = c->dialect;
 	s->cipher = c->cipher;
 	s->sign_alg = c->sign_alg;
+	if (smb2_nonce_gen_init(&s->xform_nonce)) {
+		free(s);
+		return -EIO;
+	}
 	memcpy(s->client_guid, c->client_guid, sizeof(s->client_guid));
 	s->next_tree_id = 1;
 	s->next_persistent = 1;

@@ -73,9 +73,30 @@ static void read_rsp_body(struct wcur *w, void *arg)
 		.data_offset = SMB2_READ_RSP_DATA_OFF,
 		.data_remaining = io->done,
 	};
+	struct smb2_rdma_xform x = {
+		.channel = SMB2_CHANNEL_NONE,
+		.type = io->xform,
+		.sig_len = 16,
+		.nonce_len = io->xnonce_len,
+	};
+	uint8_t *p;
+	size_t n;
 
-	/* 80 bytes: the data went by RDMA (Linux cifs reads exactly this) */
+	if (!io->xform) {
+		/* 80 bytes: the data went by RDMA (Linux cifs reads exactly this) */
+		smb2_read_rsp_encode(w, &r);
+		return;
+	}
+	/* DataOffset/DataLength name the transform, DataRemaining the RDMA bytes */
+	n = smb2_rdma_xform_size(&x, 0);
+	r.data_length = (uint32_t)n;
+	r.flags = SMB2_READFLAG_RESPONSE_RDMA_TRANSFORM;
+	memcpy(x.sig, io->xsig, 16);
+	memcpy(x.nonce, io->xnonce, io->xnonce_len);
 	smb2_read_rsp_encode(w, &r);
+	p = wcur_reserve(w, n);
+	if (p)
+		smb2_rdma_xform_encode(p, n, &x, NULL, 0);
 }
 
 static void write_rsp_body(struct wcur *w, void *arg)
@@ -118,7 +139,7 @@ static void rio_respond(struct srv_rio *io)
 	if (!io->err)
 		rio_count(io);
 	if (srv_respond_async(io->c, &io->hdr, io->hdr.session_id, io->hdr.tree_id,
-			      io->sign ? &io->signer : NULL, io->err,
+			      io->sign ? &io->signer : NULL, io->seal ? &io->sealer : NULL, io->err,
 			      io->write ? write_rsp_body : read_rsp_body, io,
 			      io->invalidate, io->desc[0].token))
 		io->c->closing = true;
@@ -137,7 +158,8 @@ static int rio_buffer(struct srv_rio *io)
 	struct store_file *sf = &io->o->sf;
 	int i, ret;
 
-	if ((sh->rung == MEM_RUNG_DIRECT || sh->rung == MEM_RUNG_ODP) &&
+	/* a transformed payload is checked or transformed in bounce space */
+	if (!io->xform && (sh->rung == MEM_RUNG_DIRECT || sh->rung == MEM_RUNG_ODP) &&
 	    sh->idx < d->nshare_mr && d->share_mr[sh->idx] &&
 	    (io->win = sf->ops->window(sf, io->offset, io->length, io->write))) {
 		io->sge[0].addr = io->win;
@@ -282,7 +304,8 @@ static bool rio_pipe_ok(struct srv_rio *io)
 	struct store_file *sf = &io->o->sf;
 	uint32_t per;
 
-	if (io->win || io->length <= RIO_PIECE || !(sf->ops->flags & STORE_PERSISTENT))
+	if (io->win || io->xform || io->length <= RIO_PIECE ||
+	    !(sf->ops->flags & STORE_PERSISTENT))
 		return false;
 	io->piece = io->write ? RIO_PIECE : RIO_READ_PIECE;
 	if (!io->write) {
@@ -517,9 +540,74 @@ static void rio_release(struct srv_rio *io)
 	srv_chanseq_done(&io->cseq);
 	srv_open_put(io->o);
 	explicit_bzero(&io->signer, sizeof(io->signer));
+	explicit_bzero(&io->sealer, sizeof(io->sealer));
+	explicit_bzero(io->xkey, sizeof(io->xkey));
 	rio_put(c, io);
 	if (gave_back)
 		wake_waiters(d);
+}
+
+/* ---- the RDMA transform ([MS-SMB2] 2.2.43; docs/rdma-transform.md) ---- */
+
+static int rio_xform_iov(const struct srv_rio *io, struct iovec *iov)
+{
+	int i;
+
+	for (i = 0; i < io->nsge; i++) {
+		iov[i].iov_base = io->sge[i].addr;
+		iov[i].iov_len = io->sge[i].len;
+	}
+	return io->nsge;
+}
+
+/* WRITE: the client's payload is in bounce space: decrypt it, or check it. */
+static int rio_xform_check(struct srv_rio *io)
+{
+	struct iovec iov[SRV_MAX_SEG];
+	int n = rio_xform_iov(io, iov), ret;
+
+	if (io->xform == SMB2_RDMA_XFORM_TYPE_ENCRYPTION)
+		ret = smb2_xform_decrypt(io->xcipher, io->xkey, io->xnonce, iov, n, io->xsig);
+	else
+		ret = smb2_xform_verify(io->signer.alg, io->signer.key, io->xnonce, iov, n,
+					io->xsig);
+	if (ret) {
+		io->c->stats.xform_bad++;
+		log_ratelimited(LOG_WARN, "%s: RDMA transform: WRITE payload of %u bytes %s",
+				io->c->x->peer, io->length,
+				ret == -EBADMSG ? "fails its check" : "not checked");
+		return -EACCES;
+	}
+	io->c->stats.xform_bytes += io->length;
+	return 0;
+}
+
+/* READ: the file's data is in bounce space: a fresh nonce, then encrypt or sign. */
+static int rio_xform_apply(struct srv_rio *io)
+{
+	struct srv_channel *ch = srv_channel_find(io->c, io->hdr.session_id);
+	struct iovec iov[SRV_MAX_SEG];
+	int n = rio_xform_iov(io, iov), ret;
+	uint16_t cipher = io->xform == SMB2_RDMA_XFORM_TYPE_ENCRYPTION ? io->xcipher :
+			  SMB2_CIPHER_AES128_GCM;	/* signing: a 12-byte nonce */
+
+	if (!ch)
+		return -ENETRESET;
+	ret = smb2_nonce_next(&ch->sess->xform_nonce, cipher, io->xnonce);
+	if (ret)
+		return ret;
+	io->xnonce_len = cipher == SMB2_CIPHER_AES128_CCM || cipher == SMB2_CIPHER_AES256_CCM ?
+			 11 : 12;
+	/* apart from any GMAC message nonce (MessageId || 0..3) of the same key */
+	io->xnonce[io->xnonce_len - 1] |= 0x80;
+	if (io->xform == SMB2_RDMA_XFORM_TYPE_ENCRYPTION)
+		ret = smb2_xform_encrypt(io->xcipher, io->xkey, io->xnonce, iov, n, io->xsig);
+	else
+		ret = smb2_xform_sign(io->signer.alg, io->signer.key, io->xnonce, iov, n,
+				      io->xsig);
+	if (!ret)
+		io->c->stats.xform_bytes += io->done;
+	return ret;
 }
 
 /*
@@ -571,6 +659,8 @@ static void rio_advance(struct srv_rio *io)
 				io->state = RIO_RESPOND;
 			else if (io->pipe)
 				io->state = rio_pipe_fetched(io);
+			else if (io->xform && (io->err = rio_xform_check(io)))
+				io->state = RIO_RESPOND;
 			else
 				io->state = RIO_STORE;
 			if (io->state == RIO_FETCH && io->inflight)
@@ -609,6 +699,10 @@ static void rio_advance(struct srv_rio *io)
 				io->done = io->length;
 			/* what moves: done bytes (a READ's descriptors may hold more) */
 			rio_trim(io, io->done);
+			if (io->xform && (io->err = rio_xform_apply(io))) {
+				io->state = RIO_RESPOND;
+				break;
+			}
 			ret = rio_post(io, true);
 			if (ret)
 				io->err = ret;
@@ -639,12 +733,79 @@ static void rio_cancel(struct srv_rio *io)
 	rio_advance(io);
 }
 
+static int nonce_len_of(uint16_t cipher)
+{
+	return cipher == SMB2_CIPHER_AES128_CCM || cipher == SMB2_CIPHER_AES256_CCM ? 11 : 12;
+}
+
+/*
+ * Channel SMB2_CHANNEL_RDMA_TRANSFORM ([MS-SMB2] 2.2.43): a transform
+ * this connection took, of the kind the message is (encryption in an
+ * encrypted message, signing in a signed one), a WRITE's signature and
+ * nonce of the lengths its algorithm has and a nonce not seen before.
+ * Its inner channel and descriptors are the request's from here on.
+ */
+static int rio_xform_in(struct srv_req *req, struct srv_rio *io, const struct smb2_buf *ci,
+			uint32_t *channel, struct smb2_buf *desc)
+{
+	struct srv_conn *c = req->conn;
+	struct srv_session *sess = req->sess;
+	struct smb2_rdma_xform x;
+	const char *why;
+	bool enc;
+
+	if (c->dialect != SMB2_DIALECT_311 || (!c->xform_enc && !c->xform_sign)) {
+		why = c->dialect != SMB2_DIALECT_311 ? "on a connection below SMB 3.1.1" :
+		      "not negotiated on this connection";
+		goto bad;
+	}
+	if (smb2_rdma_xform_decode(ci->p, ci->len, &x) || x.channel == SMB2_CHANNEL_NONE) {
+		why = "malformed";
+		goto bad;
+	}
+	enc = x.type == SMB2_RDMA_XFORM_TYPE_ENCRYPTION;
+	if (enc != req->encrypted || (enc ? !c->xform_enc : !c->xform_sign) ||
+	    (!enc && !io->sign)) {
+		why = enc ? "encryption where the message is not encrypted (or not negotiated)" :
+		      "signing where the message is not signed (or not negotiated)";
+		goto bad;
+	}
+	io->xform = x.type;
+	io->xcipher = sess->cipher;
+	if (enc)
+		memcpy(io->xkey, io->write ? sess->keys.c2s : sess->keys.s2c, sizeof(io->xkey));
+	if (io->write) {
+		if (x.sig_len != 16 || x.nonce_len != nonce_len_of(enc ? sess->cipher :
+								   SMB2_CIPHER_AES128_GCM)) {
+			why = "with a signature or nonce of the wrong length";
+			goto bad;
+		}
+		if (smb2_xform_replay_check(&c->xform_seen, x.nonce, x.nonce_len)) {
+			why = "with a nonce seen before (or out of its window)";
+			goto bad;
+		}
+		memcpy(io->xsig, x.sig, 16);
+		memcpy(io->xnonce, x.nonce, x.nonce_len);
+		io->xnonce_len = x.nonce_len;
+	}
+	*channel = x.channel;
+	desc->p = x.desc;
+	desc->len = x.desc_len;
+	return 0;
+bad:
+	c->stats.xform_bad++;
+	log_ratelimited(LOG_WARN, "%s: RDMA transform %s refused", c->x->peer, why);
+	return -EINVAL;
+}
+
 /* [MS-SMB2] 3.3.5.12/13 + [MS-SMBD] checks; then the transfer starts. */
 static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 		   uint32_t channel, const struct smb2_buf *ci, uint64_t offset,
 		   uint32_t want, struct srv_rio **out)
 {
 	struct srv_conn *c = req->conn;
+	bool xform = channel == SMB2_CHANNEL_RDMA_TRANSFORM;
+	struct smb2_buf dl = *ci;
 	struct smbd_info info;
 	struct srv_rio *io;
 	uint64_t total = 0;
@@ -654,14 +815,13 @@ static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 		log_ratelimited(LOG_WARN, "%s: RDMA channel on a TCP connection", c->x->peer);
 		return -EINVAL;
 	}
-	if (channel != SMB2_CHANNEL_RDMA_V1 && channel != SMB2_CHANNEL_RDMA_V1_INVALIDATE)
+	if (!xform && channel != SMB2_CHANNEL_RDMA_V1 &&
+	    channel != SMB2_CHANNEL_RDMA_V1_INVALIDATE)
 		return -EINVAL;
-	/* invalidation exists from 3.0.2 on */
-	if (channel == SMB2_CHANNEL_RDMA_V1_INVALIDATE && c->dialect < SMB2_DIALECT_302)
-		return -EINVAL;
-	if (req->encrypted || !req->single) {
+	/* an encrypted message's data moves by RDMA only transformed */
+	if ((req->encrypted && !xform) || !req->single) {
 		log_ratelimited(LOG_WARN, "%s: RDMA channel %s refused", c->x->peer,
-				req->encrypted ? "on an encrypted message" :
+				req->single ? "on an encrypted message" :
 				"inside a compound");
 		return -EINVAL;
 	}
@@ -670,10 +830,19 @@ static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 	io = rio_get(c);
 	if (!io)
 		return -ENOMEM;
-	n = smbd_desc_decode(ci->p, ci->len, io->desc, SRV_MAX_DESC);
+	io->write = write;
+	io->sign = req->have_signer &&
+		   (req->sess->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED);
+	io->signer = req->signer;
+	if (xform && rio_xform_in(req, io, ci, &channel, &dl))
+		goto out_put;
+	/* invalidation exists from 3.0.2 on */
+	if (channel == SMB2_CHANNEL_RDMA_V1_INVALIDATE && c->dialect < SMB2_DIALECT_302)
+		goto out_put;
+	n = smbd_desc_decode(dl.p, dl.len, io->desc, SRV_MAX_DESC);
 	if (n < 0) {
 		log_ratelimited(LOG_WARN, "%s: bad buffer descriptor list (%u bytes)",
-				c->x->peer, ci->len);
+				c->x->peer, dl.len);
 		goto out_put;
 	}
 	smbd_get_info(c->x, &info);
@@ -689,6 +858,11 @@ static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 				write ? "WRITE" : "READ", want, info.max_read_write);
 		goto out_put;
 	}
+	if (req->encrypted) {
+		io->seal = true;
+		io->sealer.cipher = req->sess->cipher;
+		memcpy(io->sealer.key, req->sess->keys.s2c, sizeof(io->sealer.key));
+	}
 	io->ndesc = n;
 	io->c = c;
 	io->o = o;
@@ -696,13 +870,9 @@ static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 	io->start_ns = req->start_ns;
 	io->hdr.session_id = req->sess->id;
 	io->hdr.tree_id = req->tree->id;
-	io->write = write;
 	io->offset = offset;
 	io->length = want;
 	io->invalidate = channel == SMB2_CHANNEL_RDMA_V1_INVALIDATE;
-	io->sign = req->have_signer &&
-		   (req->sess->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED);
-	io->signer = req->signer;
 	io->cancel = rio_cancel;
 	io->state = RIO_NEW;
 	/* answered later: the transfer keeps the request's count */
@@ -713,6 +883,8 @@ static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 	*out = io;
 	return 0;
 out_put:
+	explicit_bzero(io->xkey, sizeof(io->xkey));
+	explicit_bzero(&io->signer, sizeof(io->signer));
 	rio_put(c, io);
 	return -EINVAL;
 }

@@ -74,6 +74,25 @@ static uint16_t pick_signing(const struct smb2_negctx *ctx, bool *have)
 	return SMB2_SIGNING_AES_CMAC;
 }
 
+/*
+ * The RDMA transforms of the client's list that this connection takes:
+ * SMB-Direct only, when configured; encryption only with a cipher.
+ */
+static void pick_xforms(struct srv_conn *c, const struct smb2_negctx *ctx)
+{
+	int i;
+
+	c->xform_enc = c->xform_sign = false;
+	if (!c->x->rdma || !c->srv->cfg->rdma_transform)
+		return;
+	for (i = 0; i < ctx->nxform; i++) {
+		if (ctx->xforms[i] == SMB2_RDMA_TRANSFORM_ENCRYPTION)
+			c->xform_enc = c->cipher != 0;
+		else if (ctx->xforms[i] == SMB2_RDMA_TRANSFORM_SIGNING)
+			c->xform_sign = true;
+	}
+}
+
 static uint64_t now_filetime(void)
 {
 	struct timespec ts;
@@ -134,6 +153,10 @@ static int negotiate_reply(struct srv_req *req, uint16_t dialect,
 		/* POSIX-SMB2 3.3.5.4: answered only to a client that asked */
 		r.posix = ctx->posix && srv_config_has_posix(cfg);
 		c->posix = r.posix;
+		if (c->xform_enc)
+			r.xforms[r.nxform++] = SMB2_RDMA_TRANSFORM_ENCRYPTION;
+		if (c->xform_sign)
+			r.xforms[r.nxform++] = SMB2_RDMA_TRANSFORM_SIGNING;
 	}
 	c->server_caps = r.capabilities;
 	c->server_secmode = r.security_mode;
@@ -177,6 +200,7 @@ int smb_negotiate(struct srv_req *req)
 			return -EINVAL;
 		if (cfg->encrypt != SRV_ENC_OFF)
 			c->cipher = pick_cipher(&r.ctx);
+		pick_xforms(c, &r.ctx);
 		memset(c->preauth, 0, sizeof(c->preauth));
 		iov.iov_base = (void *)req->pdu;
 		iov.iov_len = req->len;
