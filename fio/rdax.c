@@ -31,6 +31,9 @@ struct rdax_fio_options {
 	char *user;
 	char *password_file;
 	unsigned int guest;
+	unsigned int sign;
+	unsigned int encrypt;
+	unsigned int rdma_transform;
 	unsigned int register_buffers;
 	unsigned int channels;
 	char *rdma_channels;
@@ -114,6 +117,33 @@ static struct fio_option options[] = {
 		.type = FIO_OPT_STR_SET,
 		.off1 = offsetof(struct rdax_fio_options, guest),
 		.help = "anonymous guest logon",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "sign",
+		.lname = "rdax signing",
+		.type = FIO_OPT_STR_SET,
+		.off1 = offsetof(struct rdax_fio_options, sign),
+		.help = "require a signed session",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "encrypt",
+		.lname = "rdax encryption",
+		.type = FIO_OPT_STR_SET,
+		.off1 = offsetof(struct rdax_fio_options, encrypt),
+		.help = "require an encrypted session",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "rdma_transform",
+		.lname = "rdax RDMA transform",
+		.type = FIO_OPT_STR_SET,
+		.off1 = offsetof(struct rdax_fio_options, rdma_transform),
+		.help = "offer the SMB 3.1.1 RDMA transform (signed/encrypted I/O by RDMA)",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},
@@ -254,6 +284,9 @@ static int rdax_fio_init(struct thread_data *td)
 	}
 	if (o->rdma_threshold)
 		rdax_cfg_set_rdma_threshold(cfg, o->rdma_threshold);
+	rdax_cfg_set_signing(cfg, o->sign);
+	rdax_cfg_set_encryption(cfg, o->encrypt);
+	rdax_cfg_set_rdma_transform(cfg, o->rdma_transform);
 	if (o->poll || o->poll_spin) {
 		static const char *const modes[] = {
 			[RDAX_POLL_EVENT] = "event", [RDAX_POLL_ADAPTIVE] = "adaptive",
