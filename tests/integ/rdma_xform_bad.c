@@ -282,9 +282,15 @@ static void dialect_300(struct rdax_tree *keep)
 		goto out;
 	}
 	memset(buf, 0x5a, LEN);
-	/* the library has no nonce source on 3.0: give it one */
+	/*
+	 * A client that sends one anyway: the library moves this signed
+	 * session's data by RDMA only as if the transform were there, with a
+	 * nonce source it has not on 3.0
+	 */
 	smb2_nonce_gen_init(&c->xform_nonce);
+	c->xform_sign = true;
 	ret = xform_write(c, f, buf, 0, M_NONE);
+	c->xform_sign = false;
 	refused("3.0", "a transform on a 3.0 connection", ret);
 	still_serving(keep, "a transform on 3.0");
 	if (rdax_pwrite(f, buf, LEN, 0) != (ssize_t)LEN)
