@@ -227,7 +227,7 @@ static void worker_snap_fill(struct srv_worker *w, struct worker_snap *ws)
 
 		ws->nconns++;
 		ws->rdma += rdma;
-		ws->rio += c->rio_active;
+		ws->rio += c->x->rdma ? c->rio_active : 0;
 		srv_conn_stats_add(&ws->total, &c->stats);
 		srv_conn_stats_add(&ws->tr[rdma], &c->stats);
 		ws->credits[rdma] += c->seq_range;

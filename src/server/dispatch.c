@@ -519,7 +519,9 @@ int srv_write_place(void *conn, const uint8_t *msg, size_t have, size_t total,
 	uint16_t doff;
 	void *win;
 
-	if (have < SMB2_WRITE_REQ_DATA_OFF || get_le32(msg) != SMB2_PROTO_ID ||
+	/* a WRITE's store in flight: this message will wait for it (held) */
+	if (c->tcp_writes ||
+	    have < SMB2_WRITE_REQ_DATA_OFF || get_le32(msg) != SMB2_PROTO_ID ||
 	    smb2_hdr_decode(msg, have, &h) || h.command != SMB2_WRITE || h.next_command ||
 	    h.flags & (SMB2_FLAGS_SIGNED | SMB2_FLAGS_RELATED_OPERATIONS |
 		       SMB2_FLAGS_SERVER_TO_REDIR | SMB2_FLAGS_ASYNC_COMMAND) ||
@@ -545,7 +547,7 @@ int srv_write_place(void *conn, const uint8_t *msg, size_t have, size_t total,
 	if (!o || o->tree_id != t->id || o->is_dir || t->read_only ||
 	    !(o->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) || !o->file ||
 	    atomic_load(&o->file->nlocks) ||	/* the WRITE checks them first */
-	    !(win = srv_tcp_window(o, off, len, true))) {
+	    srv_tcp_zc(o, true, off, &len, 0, true, &win) != SRV_ZC_WINDOW) {
 		/* growth, or past the mapping: the copy path */
 		srv_open_put(o);
 		srv_tree_put(t);
@@ -586,12 +588,36 @@ void srv_write_place_release(void *conn, struct xprt_place *p)
 	memset(p, 0, sizeof(*p));
 }
 
+void *srv_write_place_take(struct xprt_place *p)
+{
+	struct srv_placement *pl = p->cookie;
+	void *win = p->dst;
+
+	srv_chanseq_done(&pl->cseq);
+	srv_open_put(pl->o);
+	pl->o = NULL;
+	memset(p, 0, sizeof(*p));
+	return win;
+}
+
 static int process_msg(struct srv_conn *c, uint8_t *msg, size_t len);
 
 int srv_process_msg(void *conn, uint8_t *msg, size_t len)
 {
 	struct srv_conn *c = conn;
-	int ret = process_msg(c, msg, len);
+	int ret;
+
+	/*
+	 * TCP: while a WRITE's store is in flight (its message received,
+	 * this one too meanwhile), the next waits for it: requests of a
+	 * connection still run one after the other. srv_tcp_write's end
+	 * resumes it. A placement is never made meanwhile.
+	 */
+	if (c->tcp_writes && !c->x->placed.cookie) {
+		c->held = true;
+		return XPRT_HOLD;
+	}
+	ret = process_msg(c, msg, len);
 
 	/* a placed payload the WRITE did not take: give its window back */
 	if (c->x->placed.cookie)

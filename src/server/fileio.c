@@ -68,11 +68,27 @@ int srv_fallocate(struct srv_open *o, uint64_t size)
 	return o->sf.ops->allocate(&o->sf, size);
 }
 
-void *srv_tcp_window(struct srv_open *o, uint64_t off, uint32_t len, bool write)
+enum srv_zc srv_tcp_zc(struct srv_open *o, bool plain, uint64_t off, uint32_t *len,
+		       uint32_t min, bool write, void **win)
 {
-	if (len < (write ? SRV_ZC_WRITE_MIN : SRV_ZC_READ_MIN))
-		return NULL;
-	return o->sf.ops->window(&o->sf, off, len, write);
+	struct stat st;
+	uint64_t n;
+
+	*win = NULL;
+	if (!plain || *len < (write ? SRV_ZC_WRITE_MIN : SRV_ZC_READ_MIN))
+		return SRV_ZC_NONE;
+	*win = o->sf.ops->window(&o->sf, off, *len, write);
+	if (*win)
+		return SRV_ZC_WINDOW;
+	if (write || !o->file || o->fd < 0 || !(o->sf.ops->flags & STORE_SENDFILE))
+		return SRV_ZC_NONE;
+	/* EOF and errors: the copy path says them */
+	if (fstat(o->fd, &st) || !S_ISREG(st.st_mode) || off >= (uint64_t)st.st_size)
+		return SRV_ZC_NONE;
+	n = (uint64_t)st.st_size - off;
+	if (n < *len)
+		*len = (uint32_t)n;
+	return *len < min || *len < SRV_ZC_READ_MIN ? SRV_ZC_NONE : SRV_ZC_FILE;
 }
 
 /*
@@ -300,11 +316,14 @@ int srv_open_bind_store(struct srv_open *o)
 		o->sf.ops = f->dax == sh->devdax ? &store_devdax_ops : &store_dax_ops;
 		return 0;
 	}
-	/* the bounce rung of an RDMA listener moves data on the worker's ring */
-	if (sh->rung == MEM_RUNG_BOUNCE) {
+	/*
+	 * Data moves on the worker's ring where it has one (a TCP WRITE's
+	 * store, the bounce rung's transfers); the bounce rung of an RDMA
+	 * listener also moves aligned transfers with O_DIRECT.
+	 */
+	if (sh->rung == MEM_RUNG_BOUNCE)
 		o->sf.direct_fd = direct_fd(o);
-		o->sf.ops = &store_uring_ops;
-	}
+	o->sf.ops = &store_uring_ops;
 	return 0;
 }
 

@@ -56,6 +56,7 @@
 #define SRV_NOTIFY_WATCHES_SRV 32768	/* ... and in the server */
 #define SRV_ZC_READ_MIN (16u * 1024)	/* smaller READs are copied */
 #define SRV_ZC_WRITE_MIN (64u * 1024)	/* smaller WRITEs are copied */
+#define SRV_ASYNC_WRITE_MIN (64u * 1024)	/* smaller TCP WRITEs are stored inline */
 #define SRV_NUMA_AUTO (-1)		/* the node of the listener devices */
 #define SRV_NUMA_OFF (-2)
 #define SRV_CONTROL_DEFAULT "/run/rdaxd/control"	/* "rdax control socket" */
@@ -629,10 +630,19 @@ struct srv_conn {
 		struct srv_open *o;	/* a reference */
 		struct srv_chanseq cseq;	/* counted before a byte lands */
 	} place;
-	int rio_active;			/* RDMA I/O in flight */
+	int rio_active;			/* READ/WRITE transfers in flight */
 	int store_active;		/* of those, waiting for io_uring */
 	struct srv_rio *rio_pool;	/* free transfers, at most seq_range */
 	uint32_t rio_pooled;
+	/*
+	 * TCP: WRITEs whose store runs on the ring keep their message's
+	 * buffer (the transport reads on into rx_spare); a message that
+	 * comes meanwhile is held (XPRT_HOLD) until they end.
+	 */
+	int tcp_writes;
+	bool held;
+	uint8_t *rx_spare;
+	size_t rx_spare_cap;
 };
 
 /* Per worker and RDMA device: one PD and one registered bounce pool. */
@@ -646,8 +656,9 @@ struct srv_rdev {
 };
 
 /*
- * An SMB2 READ or WRITE carried by RDMA, from request to response: one
- * state machine, moved on only by rio_advance (smb_rdma.c).
+ * An SMB2 READ or WRITE of a file, from request to response, on either
+ * transport: one state machine, moved on only by rio_advance
+ * (smb_rdma.c). TCP skips FETCH and PUSH: its data is in the message.
  */
 enum srv_rio_state {
 	RIO_NEW,		/* checked; holds the open and the request's count */
@@ -686,6 +697,22 @@ struct srv_rio {
 	int nseg;
 	int nsge;
 	void *win;			/* zero-copy: the file mapping's range */
+	/*
+	 * TCP: req while answered inline (its handler's *ret gets the
+	 * status); NULL once the store went async (answered later). buf:
+	 * a WRITE's payload in the message, a READ's room in the response;
+	 * sendfile: a READ goes from the descriptor; rxbuf: the message
+	 * buffer an async WRITE keeps.
+	 */
+	bool tcp;
+	bool may_submit;		/* the store may go async */
+	bool sendfile;
+	struct srv_req *req;
+	int *ret;
+	uint8_t *buf;
+	uint8_t *rxbuf;
+	size_t rxcap;
+	uint32_t minimum;		/* READ: fewer bytes is END_OF_FILE */
 	/*
 	 * Pipelined bounce (rio_pipe_ok): pieces of piece bytes. WRITE: the
 	 * RDMA Read of one overlaps the CPU copy of the last; pos is the
@@ -1048,6 +1075,14 @@ int srv_rdma_read(struct srv_req *req, struct srv_open *o,
 		  const struct smb2_read_req *r);
 int srv_rdma_write(struct srv_req *req, struct srv_open *o,
 		   const struct smb2_write_req *r);
+/*
+ * TCP READ/WRITE of a file (smb_rdma.c), on the same state machine: 0 or
+ * an error (answered in req), SRV_ASYNC (answered later). win: a WRITE
+ * received into the store's window (srv_write_place_take) or NULL.
+ */
+int srv_tcp_read(struct srv_req *req, struct srv_open *o, const struct smb2_read_req *r);
+int srv_tcp_write(struct srv_req *req, struct srv_open *o, uint64_t off,
+		  const uint8_t *data, uint32_t len, bool write_through, void *win);
 /* The connection's pooled transfers go (none in flight any more). */
 void srv_rio_pool_free(struct srv_conn *c);
 /* per-worker RDMA device state (rdev.c) */
@@ -1483,11 +1518,16 @@ int srv_stream_remove(struct srv_share *sh, const char *path, const char *xname)
 void srv_open_store_init(struct srv_open *o, int fd);
 int srv_open_bind_store(struct srv_open *o);
 /*
- * TCP zero copy, decided here only: the open's store memory for a READ
- * sent from it or a WRITE received into it, or NULL (copy). Given back
- * with o->sf.ops->window_put.
+ * TCP zero copy, decided here only, for a lone, unsigned, unencrypted
+ * request (plain) of *len bytes at off: SRV_ZC_WINDOW, *win is the
+ * store's memory for a READ sent from it or a WRITE received into it
+ * (given back with o->sf.ops->window_put); SRV_ZC_FILE, a READ goes
+ * from the descriptor's page cache (sendfile), *len trimmed to the
+ * file's end and at least min; SRV_ZC_NONE: copy.
  */
-void *srv_tcp_window(struct srv_open *o, uint64_t off, uint32_t len, bool write);
+enum srv_zc { SRV_ZC_NONE, SRV_ZC_WINDOW, SRV_ZC_FILE };
+enum srv_zc srv_tcp_zc(struct srv_open *o, bool plain, uint64_t off, uint32_t *len,
+		       uint32_t min, bool write, void **win);
 int srv_fstat(struct srv_open *o, struct stat *st);
 ssize_t srv_preadv(struct srv_open *o, const struct iovec *iov, int n, uint64_t off);
 /* sync: WRITE_THROUGH (a DAX store is always durable on return) */
@@ -1529,6 +1569,8 @@ void srv_numa_enter(struct srv_worker *w);
 int srv_write_place(void *conn, const uint8_t *msg, size_t have, size_t total,
 		    struct xprt_place *p);
 void srv_write_place_release(void *conn, struct xprt_place *p);
+/* The WRITE takes the placement's window (its to give back); the rest goes. */
+void *srv_write_place_take(struct xprt_place *p);
 
 /* An interface FSCTL_QUERY_NETWORK_INTERFACE_INFO names (ifaces.c). */
 struct srv_iface {

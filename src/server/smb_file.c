@@ -1412,88 +1412,6 @@ done:
 
 /* ---- READ / WRITE ---- */
 
-/*
- * DAX share over TCP: a READ that lies in the file's mapping is sent
- * from it (the transport's second segment), with no copy into the
- * response. Only for a lone, unsigned, unencrypted READ: a signature or
- * a cipher needs the data in the message. 0 = answered, 1 = not here.
- */
-static int read_from_mapping(struct srv_req *req, struct srv_open *o,
-			     const struct smb2_read_req *r)
-{
-	struct srv_session *s = req->sess;
-	struct smb2_read_rsp rsp = { 0 };
-	struct srv_rbuf *rb = req->rb;
-	void *win;
-
-	if (!req->single || req->encrypted || rb->hold_window ||
-	    (s && s->have_key && (s->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED)))
-		return 1;
-	win = srv_tcp_window(o, r->offset, r->length, false);
-	if (!win)
-		return 1;		/* no mapping there, or small: the copy path */
-	if (srv_req_room(req, 16)) {
-		o->sf.ops->window_put(&o->sf);
-		return -ENOMEM;
-	}
-	rsp.data_offset = SMB2_READ_RSP_DATA_OFF;
-	rsp.data_length = r->length;
-	smb2_read_rsp_encode(&req->w, &rsp);
-	rb->xb.tail = win;
-	rb->xb.tail_len = r->length;
-	rb->hold_window = true;
-	rb->hold_open = o;
-	srv_open_ref(o);
-	o->position = r->offset + r->length;
-	srv_req_count_io(req, false, r->length);
-	req->conn->stats.tcp_zero_copy_bytes += r->length;
-	return 0;
-}
-
-/*
- * A store whose reads may go from the descriptor (STORE_SENDFILE: posix,
- * io_uring) over TCP: a READ of a plain file goes from the page cache
- * to the socket (the transport's file segment, sendfile) with no copy
- * into the response, under the same conditions as read_from_mapping.
- * 0 = answered, 1 = not here.
- */
-static int read_from_file(struct srv_req *req, struct srv_open *o,
-			  const struct smb2_read_req *r)
-{
-	struct srv_session *s = req->sess;
-	struct smb2_read_rsp rsp = { 0 };
-	struct srv_rbuf *rb = req->rb;
-	struct stat st;
-	uint64_t n;
-
-	if (req->conn->x->rdma || !o->file || !(o->sf.ops->flags & STORE_SENDFILE) ||
-	    o->fd < 0 || !req->single || req->encrypted || r->length < SRV_ZC_READ_MIN ||
-	    rb->hold_open || (s && s->have_key &&
-			      (s->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED)))
-		return 1;
-	if (fstat(o->fd, &st) || !S_ISREG(st.st_mode) || r->offset >= (uint64_t)st.st_size)
-		return 1;		/* EOF and errors: the copy path says it */
-	n = (uint64_t)st.st_size - r->offset;
-	if (n > r->length)
-		n = r->length;
-	if (n < r->minimum || n < SRV_ZC_READ_MIN || srv_req_room(req, 16))
-		return 1;
-	rsp.data_offset = SMB2_READ_RSP_DATA_OFF;
-	rsp.data_length = (uint32_t)n;
-	smb2_read_rsp_encode(&req->w, &rsp);
-	rb->xb.tail = NULL;
-	rb->xb.tail_file = true;
-	rb->xb.tail_fd = o->fd;
-	rb->xb.tail_off = r->offset;
-	rb->xb.tail_len = (size_t)n;
-	rb->hold_open = o;	/* its descriptor stays open until sent */
-	srv_open_ref(o);
-	o->position = r->offset + n;
-	srv_req_count_io(req, false, n);
-	req->conn->stats.tcp_zero_copy_bytes += n;
-	return 0;
-}
-
 /* A READ of a named pipe: the next response fragment, or what fits of it. */
 static int pipe_read(struct srv_req *req, struct srv_open *o,
 		     const struct smb2_read_req *r)
@@ -1520,11 +1438,8 @@ static int pipe_read(struct srv_req *req, struct srv_open *o,
 
 int smb_read(struct srv_req *req)
 {
-	struct smb2_read_rsp rsp = { 0 };
 	struct smb2_read_req r;
 	struct srv_open *o;
-	struct iovec iov;
-	ssize_t n;
 	int ret;
 
 	ret = smb2_read_req_decode(req->pdu, req->len, &r);
@@ -1546,28 +1461,7 @@ int smb_read(struct srv_req *req)
 		return srv_rdma_read(req, o, &r);
 	if (r.length > SMB2_MAX_IO_SIZE)
 		return -EINVAL;
-	ret = read_from_mapping(req, o, &r);
-	if (ret > 0)
-		ret = read_from_file(req, o, &r);
-	if (ret <= 0)
-		return ret;
-	ret = srv_req_room(req, 16 + (size_t)r.length);
-	if (ret)
-		return ret;
-	iov.iov_base = req->w.p + SMB2_READ_RSP_DATA_OFF;
-	iov.iov_len = r.length;
-	n = srv_preadv(o, &iov, 1, r.offset);
-	if (n < 0)
-		return (int)n;
-	if ((n == 0 && r.length) || (uint32_t)n < r.minimum)
-		return -E_SMB_END_OF_FILE;
-	o->position = r.offset + (uint64_t)n;
-	rsp.data_offset = SMB2_READ_RSP_DATA_OFF;
-	rsp.data_length = (uint32_t)n;
-	smb2_read_rsp_encode(&req->w, &rsp);
-	req->w.off += (size_t)n;
-	srv_req_count_io(req, false, (uint64_t)n);
-	return 0;
+	return srv_tcp_read(req, o, &r);
 }
 
 int smb_write(struct srv_req *req)
@@ -1576,11 +1470,10 @@ int smb_write(struct srv_req *req)
 	struct smb2_write_req r;
 	struct xprt_place *pl;
 	struct srv_open *o;
-	struct iovec iov;
+	void *win = NULL;
 	bool placed;
 	uint64_t off;
 	struct stat st;
-	ssize_t n;
 	int ret;
 
 	ret = smb2_write_req_decode(req->pdu, req->len, &r);
@@ -1603,9 +1496,14 @@ int smb_write(struct srv_req *req)
 		ret = srv_pipe_write(o->pipe, r.data.p, r.length);
 		if (ret)
 			return ret;
-		n = (ssize_t)r.length;
-		off = 0;
-		goto done;
+		o->position = r.length;
+		o->modified = true;
+		rsp.count = r.length;
+		if (srv_req_room(req, 24))
+			return -ENOMEM;
+		smb2_write_rsp_encode(&req->w, &rsp);
+		srv_req_count_io(req, true, r.length);
+		return 0;
 	}
 	if (o->is_dir)
 		return -E_SMB_INVALID_DEVICE_REQUEST;
@@ -1639,30 +1537,14 @@ int smb_write(struct srv_req *req)
 	srv_oplock_contend(req->conn->srv, o);
 	srv_wt_write(o);
 	if (placed && req->conn->place.o == o) {
-		/* the payload is in the mapping already: make it persistent */
-		o->sf.ops->persist(&o->sf, pl->dst, pl->len);
-		req->conn->stats.tcp_zero_copy_bytes += pl->len;
-		n = (ssize_t)pl->len;
-		srv_write_place_release(req->conn, pl);
-		goto done;
+		/* the payload is in the store's window already */
+		win = srv_write_place_take(pl);
+	} else {
+		/* set-ID bits: cleared unless root wrote, as the kernel does */
+		ret = srv_ident_io(o->ident);
+		if (ret)
+			return ret;
 	}
-	/* set-ID bits: cleared unless root wrote, as the kernel does */
-	ret = srv_ident_io(o->ident);
-	if (ret)
-		return ret;
-	iov.iov_base = (void *)r.data.p;
-	iov.iov_len = r.length;
-	n = srv_pwritev(o, &iov, 1, off,
-			o->write_through || (r.flags & SMB2_WRITEFLAG_WRITE_THROUGH));
-	if (n < 0)
-		return (int)n;
-done:
-	o->position = off + (uint64_t)n;
-	o->modified = true;
-	rsp.count = (uint32_t)n;
-	if (srv_req_room(req, 24))
-		return -ENOMEM;
-	smb2_write_rsp_encode(&req->w, &rsp);
-	srv_req_count_io(req, true, (uint64_t)n);
-	return 0;
+	return srv_tcp_write(req, o, off, r.data.p, r.length,
+			     o->write_through || (r.flags & SMB2_WRITEFLAG_WRITE_THROUGH), win);
 }

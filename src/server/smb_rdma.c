@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * SMB2 READ and WRITE over SMB-Direct RDMA channels ([MS-SMB2] 3.3.5.12,
- * 3.3.5.13; [MS-SMBD] 3.1.4.x): descriptor checks before any RDMA is
- * posted, RDMA Read of written data / RDMA Write of read data, and
- * Send-With-Invalidate of the client's token when the channel asks.
+ * SMB2 READ and WRITE of a file's data ([MS-SMB2] 3.3.5.12, 3.3.5.13),
+ * over TCP and over SMB-Direct RDMA channels ([MS-SMBD] 3.1.4.x):
+ * descriptor checks before any RDMA is posted, RDMA Read of written
+ * data / RDMA Write of read data, and Send-With-Invalidate of the
+ * client's token when the channel asks. Over TCP the data is in the
+ * messages: the RDMA steps are skipped.
  *
  * Each transfer is one state machine (enum srv_rio_state), moved on by
  * rio_advance only: at the request, when bounce space comes back, and
@@ -116,24 +118,87 @@ static void rio_count(struct srv_rio *io)
 {
 	struct srv_conn_stats *st = &io->c->stats;
 	struct srv_channel *ch = srv_channel_find(io->c, io->hdr.session_id);
+	bool zc = io->win || io->sendfile;
 
-	if (io->write) {
+	if (io->write)
 		st->bytes_written += io->done;
-	} else {
-		st->rdma_reads++;
+	else
 		st->bytes_read += io->done;
+	if (io->tcp) {
+		if (zc)
+			st->tcp_zero_copy_bytes += io->done;
+	} else {
+		if (!io->write)
+			st->rdma_reads++;
+		st->rdma_bytes += io->done;
+		if (zc)
+			st->zero_copy_bytes += io->done;
 	}
-	st->rdma_bytes += io->done;
-	if (io->win)
-		st->zero_copy_bytes += io->done;
 	if (ch)
 		atomic_fetch_add_explicit(io->write ? &ch->st.bytes_in : &ch->st.bytes_out,
 					  io->done, memory_order_relaxed);
-	srv_io_account(io->c->w, io->o->share, true, io->write, io->done, io->start_ns);
+	srv_io_account(io->c->w, io->o->share, !io->tcp, io->write, io->done, io->start_ns);
+}
+
+/*
+ * TCP, answered inline: the body into the request's response (a READ's
+ * data is there already, or goes from the window or the descriptor as
+ * the buffer's second segment); the handler returns *io->ret.
+ */
+static void rio_answer_inline(struct srv_rio *io)
+{
+	struct srv_req *req = io->req;
+	struct smb2_read_rsp rr = { 0 };
+	struct smb2_write_rsp wr = { 0 };
+	struct srv_rbuf *rb = req->rb;
+
+	*io->ret = io->err;
+	if (io->err)
+		return;
+	if (srv_req_room(req, io->write ? 24 : 16)) {
+		*io->ret = -ENOMEM;
+		return;
+	}
+	if (io->write) {
+		wr.count = io->done;
+		smb2_write_rsp_encode(&req->w, &wr);
+	} else {
+		rr.data_offset = SMB2_READ_RSP_DATA_OFF;
+		rr.data_length = io->done;
+		smb2_read_rsp_encode(&req->w, &rr);
+		if (io->win) {
+			/* the response's buffer holds the window until sent */
+			rb->xb.tail = io->win;
+			rb->hold_window = true;
+			io->win = NULL;
+		} else if (io->sendfile) {
+			rb->xb.tail = NULL;
+			rb->xb.tail_file = true;
+			rb->xb.tail_fd = io->o->fd;
+			rb->xb.tail_off = io->offset;
+		} else {
+			req->w.off += io->done;
+		}
+		if (rb->hold_window || rb->xb.tail_file) {
+			rb->xb.tail_len = io->done;
+			rb->hold_open = io->o;	/* its descriptor or mapping stays until sent */
+			srv_open_ref(io->o);
+		}
+	}
+	rio_count(io);
 }
 
 static void rio_respond(struct srv_rio *io)
 {
+	if (io->tcp && !io->err) {
+		io->o->position = io->offset + io->done;
+		if (io->write)
+			io->o->modified = true;
+	}
+	if (io->req) {
+		rio_answer_inline(io);
+		return;
+	}
 	if (io->c->closing)
 		return;
 	if (!io->err)
@@ -141,7 +206,7 @@ static void rio_respond(struct srv_rio *io)
 	if (srv_respond_async(io->c, &io->hdr, io->hdr.session_id, io->hdr.tree_id,
 			      io->sign ? &io->signer : NULL, io->seal ? &io->sealer : NULL, io->err,
 			      io->write ? write_rsp_body : read_rsp_body, io,
-			      io->invalidate, io->desc[0].token))
+			      io->invalidate, io->invalidate ? io->desc[0].token : 0))
 		io->c->closing = true;
 }
 
@@ -187,6 +252,43 @@ static int rio_buffer(struct srv_rio *io)
 		io->sge[i].len = io->seg[i].len;
 		io->sge[i].lkey = io->seg[i].lkey;
 	}
+	return 1;
+}
+
+/*
+ * TCP: where the data is. A WRITE's is in the message (io->buf) or was
+ * received into the store's window (io->win) already. A READ goes from
+ * the store's window or the descriptor where srv_tcp_zc (the one TCP
+ * zero-copy decision) says so, else into room in the response.
+ */
+static int rio_tcp_buffer(struct srv_rio *io)
+{
+	struct srv_req *req = io->req;
+	struct srv_session *s = req->sess;
+	uint32_t len = io->length;
+	bool plain;
+	int ret;
+
+	if (io->write)
+		return 1;
+	/* a signature or a cipher needs the data in the message */
+	plain = req->single && !req->encrypted && !req->rb->hold_open &&
+		!(s && s->have_key && (s->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED));
+	switch (srv_tcp_zc(io->o, plain, io->offset, &len, io->minimum, false, &io->win)) {
+	case SRV_ZC_WINDOW:
+		io->done = io->length;
+		return 1;
+	case SRV_ZC_FILE:
+		io->sendfile = true;
+		io->done = len;
+		return 1;
+	case SRV_ZC_NONE:
+		break;
+	}
+	ret = srv_req_room(req, 16 + (size_t)io->length);
+	if (ret)
+		return ret;
+	io->buf = req->w.p + SMB2_READ_RSP_DATA_OFF;
 	return 1;
 }
 
@@ -241,9 +343,29 @@ static int rio_post(struct srv_rio *io, bool to_client)
 }
 
 /*
- * Bounce space and the file, on the worker's ring where the open's store
- * can (io_uring, fixed buffers): 1 submitted (rio_store_done goes on),
- * 0 done inline (io->res).
+ * A TCP WRITE answered later keeps its message's buffer: the transport
+ * reads on into the connection's spare, and messages that come
+ * meanwhile wait (srv_process_msg) until its store ends.
+ */
+static void rio_keep_msg(struct srv_rio *io)
+{
+	struct srv_conn *c = io->c;
+
+	io->rxbuf = c->rx_spare;
+	io->rxcap = c->rx_spare_cap;
+	c->rx_spare = NULL;
+	c->rx_spare_cap = 0;
+	c->x->ops->rx_swap(c->x, &io->rxbuf, &io->rxcap);
+	c->tcp_writes++;
+	io->req = NULL;		/* answered later, by srv_respond_async */
+	io->ret = NULL;
+}
+
+/*
+ * Bounce space (TCP: the message or the response) and the file, on the
+ * worker's ring where the transfer and the open's store can (io_uring,
+ * fixed buffers): 1 submitted (rio_store_done goes on), 0 done inline
+ * (io->res).
  */
 static int rio_store(struct srv_rio *io)
 {
@@ -251,19 +373,26 @@ static int rio_store(struct srv_rio *io)
 	struct store_file *sf = &io->o->sf;
 	struct store_rw *srw = &io->srw;
 	struct iovec iov[SRV_MAX_SEG];
-	int i;
+	int i, n = io->nseg;
 
 	for (i = 0; i < io->nseg; i++) {
 		iov[i].iov_base = io->seg[i].addr;
 		iov[i].iov_len = io->seg[i].len;
 	}
-	if (io->nseg <= STORE_RW_MAX_SEG) {
+	if (io->tcp) {
+		iov[0].iov_base = io->buf;
+		iov[0].iov_len = io->length;
+		n = 1;
+	}
+	if (io->may_submit && n <= STORE_RW_MAX_SEG) {
 		memset(srw, 0, offsetof(struct store_rw, pending));	/* uring sets the rest */
 		srw->write = io->write;
-		srw->niov = io->nseg;
+		srw->niov = n;
 		srw->off = io->offset;
-		srw->buf_index = (int)(io->c->rdev - w->rdev);
-		memcpy(srw->iov, iov, sizeof(iov[0]) * (size_t)io->nseg);
+		srw->buf_index = io->tcp ? -1 : (int)(io->c->rdev - w->rdev);
+		/* TCP: the copy from the message overlaps the next receive */
+		srw->offload = io->tcp;
+		memcpy(srw->iov, iov, sizeof(iov[0]) * (size_t)n);
 		srw->rwflags = io->write && io->write_through ? RWF_DSYNC : 0;
 		srw->done = rio_store_done;
 		if (!sf->ops->submit(sf, w->ring, srw)) {
@@ -271,11 +400,13 @@ static int rio_store(struct srv_rio *io)
 			w->uring_direct_ops += srw->direct;
 			io->c->store_active++;
 			io->inflight++;
+			if (io->tcp)
+				rio_keep_msg(io);
 			return 1;
 		}
 	}
-	io->res = io->write ? sf->ops->pwritev(sf, iov, io->nseg, io->offset, io->write_through)
-			    : sf->ops->preadv(sf, iov, io->nseg, io->offset);
+	io->res = io->write ? sf->ops->pwritev(sf, iov, n, io->offset, io->write_through)
+			    : sf->ops->preadv(sf, iov, n, io->offset);
 	return 0;
 }
 
@@ -542,9 +673,25 @@ static void rio_release(struct srv_rio *io)
 	explicit_bzero(&io->signer, sizeof(io->signer));
 	explicit_bzero(&io->sealer, sizeof(io->sealer));
 	explicit_bzero(io->xkey, sizeof(io->xkey));
+	if (io->rxbuf) {
+		/* the kept message buffer: the connection's next spare */
+		if (!c->rx_spare) {
+			c->rx_spare = io->rxbuf;
+			c->rx_spare_cap = io->rxcap;
+		} else {
+			free(io->rxbuf);
+		}
+		c->tcp_writes--;
+	}
 	rio_put(c, io);
 	if (gave_back)
 		wake_waiters(d);
+	/* the message held meanwhile runs now */
+	if (!c->tcp_writes && c->held && !c->closing) {
+		c->held = false;
+		if (c->x->ops->resume(c->x) < 0)
+			c->closing = true;
+	}
 }
 
 /* ---- the RDMA transform ([MS-SMB2] 2.2.43; docs/rdma-transform.md) ---- */
@@ -629,12 +776,16 @@ static void rio_advance(struct srv_rio *io)
 			io->state = RIO_BUFFER;
 			break;
 		case RIO_BUFFER:
-			ret = rio_buffer(io);
+			ret = io->tcp ? rio_tcp_buffer(io) : rio_buffer(io);
 			if (!ret)
 				return;		/* wake_waiters calls again */
 			if (ret < 0) {
 				io->err = ret;
 				io->state = RIO_RESPOND;
+			} else if (io->tcp) {
+				/* the data is in the message, or goes from the window or file */
+				io->state = io->write || !(io->win || io->sendfile) ? RIO_STORE
+										   : RIO_RESPOND;
 			} else if (io->write) {
 				io->state = RIO_FETCH;
 				io->pipe = rio_pipe_ok(io);
@@ -684,11 +835,12 @@ static void rio_advance(struct srv_rio *io)
 		case RIO_STORED:
 			if (io->res < 0)
 				io->err = (int)io->res;
-			else if (!io->res && !io->write)
+			else if (!io->write && ((!io->res && io->length) ||
+						(uint64_t)io->res < io->minimum))
 				io->err = -E_SMB_END_OF_FILE;
 			else
 				io->done = (uint32_t)io->res;
-			io->state = io->err || io->write ? RIO_RESPOND : RIO_PUSH;
+			io->state = io->err || io->write || io->tcp ? RIO_RESPOND : RIO_PUSH;
 			break;
 		case RIO_PUSH:
 			if (io->c->closing) {
@@ -798,6 +950,31 @@ bad:
 	return -EINVAL;
 }
 
+/* What every transfer takes from its request. */
+static void rio_init(struct srv_rio *io, struct srv_req *req, struct srv_open *o,
+		     bool write, uint64_t offset, uint32_t length)
+{
+	io->c = req->conn;
+	io->o = o;
+	io->hdr = req->hdr;
+	io->start_ns = req->start_ns;
+	io->hdr.session_id = req->sess->id;
+	io->hdr.tree_id = req->tree->id;
+	io->write = write;
+	io->offset = offset;
+	io->length = length;
+	io->sign = req->have_signer &&
+		   (req->sess->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED);
+	io->signer = req->signer;
+	io->cancel = rio_cancel;
+	io->state = RIO_NEW;
+	/* answered later: the transfer keeps the request's count */
+	io->cseq = req->cseq;
+	req->cseq.o = NULL;
+	srv_open_ref(o);
+	io->c->rio_active++;
+}
+
 /* [MS-SMB2] 3.3.5.12/13 + [MS-SMBD] checks; then the transfer starts. */
 static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 		   uint32_t channel, const struct smb2_buf *ci, uint64_t offset,
@@ -864,22 +1041,9 @@ static int rio_new(struct srv_req *req, struct srv_open *o, bool write,
 		memcpy(io->sealer.key, req->sess->keys.s2c, sizeof(io->sealer.key));
 	}
 	io->ndesc = n;
-	io->c = c;
-	io->o = o;
-	io->hdr = req->hdr;
-	io->start_ns = req->start_ns;
-	io->hdr.session_id = req->sess->id;
-	io->hdr.tree_id = req->tree->id;
-	io->offset = offset;
-	io->length = want;
+	rio_init(io, req, o, write, offset, want);
+	io->may_submit = true;
 	io->invalidate = channel == SMB2_CHANNEL_RDMA_V1_INVALIDATE;
-	io->cancel = rio_cancel;
-	io->state = RIO_NEW;
-	/* answered later: the transfer keeps the request's count */
-	io->cseq = req->cseq;
-	req->cseq.o = NULL;
-	srv_open_ref(o);
-	c->rio_active++;
 	*out = io;
 	return 0;
 out_put:
@@ -919,4 +1083,55 @@ int srv_rdma_write(struct srv_req *req, struct srv_open *o,
 	io->write_through = o->write_through || (r->flags & SMB2_WRITEFLAG_WRITE_THROUGH);
 	rio_advance(io);
 	return SRV_ASYNC;
+}
+
+/*
+ * TCP: the transfer starts answered inline (io->req); if its store goes
+ * async it is answered later. ret is the handler's answer.
+ */
+static int rio_tcp_run(struct srv_rio *io, struct srv_req *req)
+{
+	int ret = SRV_ASYNC;
+
+	io->tcp = true;
+	io->req = req;
+	io->ret = &ret;
+	rio_advance(io);
+	return ret;
+}
+
+int srv_tcp_read(struct srv_req *req, struct srv_open *o, const struct smb2_read_req *r)
+{
+	struct srv_rio *io = rio_get(req->conn);
+
+	if (!io)
+		return -ENOMEM;
+	rio_init(io, req, o, false, r->offset, r->length);
+	io->minimum = r->minimum;
+	return rio_tcp_run(io, req);
+}
+
+int srv_tcp_write(struct srv_req *req, struct srv_open *o, uint64_t off,
+		  const uint8_t *data, uint32_t len, bool write_through, void *win)
+{
+	struct srv_conn *c = req->conn;
+	struct srv_rio *io = rio_get(c);
+
+	if (!io) {
+		if (win)
+			o->sf.ops->window_put(&o->sf);
+		return -ENOMEM;
+	}
+	rio_init(io, req, o, true, off, len);
+	io->write_through = write_through;
+	io->buf = (uint8_t *)data;
+	io->win = win;
+	/*
+	 * A large lone clear WRITE may be answered later: its message's
+	 * buffer goes with it (rio_keep_msg), the response is signed
+	 * alone. Small ones cost less inline than a handoff.
+	 */
+	io->may_submit = !win && req->single && !req->encrypted && c->x->ops->rx_swap &&
+			 len >= SRV_ASYNC_WRITE_MIN;
+	return rio_tcp_run(io, req);
 }

@@ -137,6 +137,8 @@ int store_ring_submit(struct store_ring *r, struct store_rw *rw)
 		else
 			io_uring_prep_read(sqe, rw->fd, base, len, off);
 		sqe->rw_flags = rw->rwflags;
+		if (rw->offload)
+			sqe->flags |= IOSQE_ASYNC;
 		io_uring_sqe_set_data(sqe, &rw->seg[i]);
 		off += len;
 	}

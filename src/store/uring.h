@@ -37,6 +37,12 @@ struct store_rw {
 	int rwflags;			/* RWF_DSYNC for write-through */
 	int buf_index;			/* fixed buffer holding every segment, or -1 */
 	bool direct;			/* store_ops.submit chose the O_DIRECT twin */
+	/*
+	 * Run in the kernel's io_uring workers, never inline at submit: a
+	 * buffered copy then overlaps the caller's next work. Writes to one
+	 * file still run in order there.
+	 */
+	bool offload;
 	struct iovec iov[STORE_RW_MAX_SEG];
 	int niov;
 	uint64_t off;

@@ -40,6 +40,7 @@ struct tcp_xprt {
 	bool pl_asked;			/* placement decided for this message */
 	struct xprt_place pl;
 	bool rx_in_msg;			/* a message (or the first) is due */
+	bool held;			/* on_msg said XPRT_HOLD: rx holds it */
 	bool timed_out;			/* the receive timeout struck */
 	uint64_t rx_start_ms;		/* its first byte (or the connect) */
 	uint64_t rx_last_ms;		/* the last byte received */
@@ -64,7 +65,7 @@ static int tcp_set_events(struct tcp_xprt *t)
 	struct epoll_event ev = { .data.ptr = &t->ev_ref };
 	uint32_t want = 0;
 
-	if (!t->x.rx_paused)
+	if (!t->x.rx_paused && !t->held)
 		want |= EPOLLIN;
 	if (t->tx_head)
 		want |= EPOLLOUT;
@@ -242,6 +243,28 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* The message in rx to the upper layer: 1 read on, 0 held, or -errno. */
+static int rx_deliver(struct tcp_xprt *t)
+{
+	int ret;
+
+	ret = t->x.on_msg(t->x.upper, t->rx, t->rx_len);
+	memset(&t->x.placed, 0, sizeof(t->x.placed));
+	if (ret == XPRT_HOLD) {
+		t->held = true;
+		return 0;
+	}
+	if (ret < 0)
+		return ret;
+	/* Do not keep a huge buffer around after one big message. */
+	if (t->rx_cap > (1u << 20) && t->rx_len <= TCP_RX_INITIAL) {
+		free(t->rx);
+		t->rx = NULL;
+		t->rx_cap = 0;
+	}
+	return 1;
+}
+
 static int tcp_read_some(struct tcp_xprt *t, size_t *budget)
 {
 	ssize_t n;
@@ -295,17 +318,7 @@ static int tcp_read_some(struct tcp_xprt *t, size_t *budget)
 	t->x.stats.msgs_in++;
 	t->x.placed = t->pl;
 	memset(&t->pl, 0, sizeof(t->pl));
-	ret = t->x.on_msg(t->x.upper, t->rx, t->rx_len);
-	memset(&t->x.placed, 0, sizeof(t->x.placed));
-	if (ret < 0)
-		return ret;
-	/* Do not keep a huge buffer around after one big message. */
-	if (t->rx_cap > (1u << 20) && t->rx_len <= TCP_RX_INITIAL) {
-		free(t->rx);
-		t->rx = NULL;
-		t->rx_cap = 0;
-	}
-	return 1;
+	return rx_deliver(t);
 out_err:
 	if (n == 0)
 		return -ECONNRESET;
@@ -328,7 +341,7 @@ static int tcp_handle_events(struct xprt *x, uint32_t events, int src)
 			return ret;
 	}
 	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) {
-		while (!x->rx_paused && !x->dead && budget) {
+		while (!x->rx_paused && !t->held && !x->dead && budget) {
 			ret = tcp_read_some(t, &budget);
 			if (ret < 0)
 				return ret;
@@ -374,6 +387,32 @@ static int tcp_tick(struct xprt *x, uint64_t now)
 	return 0;
 }
 
+static void tcp_rx_swap(struct xprt *x, uint8_t **buf, size_t *cap)
+{
+	struct tcp_xprt *t = (struct tcp_xprt *)x;
+	uint8_t *b = t->rx;
+	size_t c = t->rx_cap;
+
+	t->rx = *buf;
+	t->rx_cap = *cap;
+	*buf = b;
+	*cap = c;
+}
+
+static int tcp_resume(struct xprt *x)
+{
+	struct tcp_xprt *t = (struct tcp_xprt *)x;
+	int ret;
+
+	if (!t->held || x->dead)
+		return 0;
+	t->held = false;
+	ret = rx_deliver(t);
+	if (ret < 0)
+		return ret;
+	return tcp_set_events(t);
+}
+
 static size_t tcp_queued(const struct xprt *x)
 {
 	return ((const struct tcp_xprt *)x)->tx_queued;
@@ -405,6 +444,8 @@ static const struct xprt_ops tcp_ops = {
 	.tick = tcp_tick,
 	.queued = tcp_queued,
 	.destroy = tcp_destroy,
+	.rx_swap = tcp_rx_swap,
+	.resume = tcp_resume,
 };
 
 void tcp_peer_name(int fd, char *buf, size_t len)

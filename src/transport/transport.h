@@ -78,7 +78,22 @@ struct xprt_ops {
 	 * completions handled, or a negative errno as handle_events.
 	 */
 	int (*poll)(struct xprt *x, bool arm);
+	/*
+	 * TCP (NULL elsewhere). rx_swap, from on_msg: the message's buffer
+	 * becomes the caller's and stays valid after on_msg returns; in
+	 * exchange the transport takes *buf (*cap bytes; NULL, 0: none).
+	 * resume: delivers again the message on_msg held (XPRT_HOLD), then
+	 * reads on; a negative errno as handle_events.
+	 */
+	void (*rx_swap)(struct xprt *x, uint8_t **buf, size_t *cap);
+	int (*resume)(struct xprt *x);
 };
+
+/*
+ * on_msg's "not now": the transport keeps the message, reads nothing
+ * more and delivers it again at resume().
+ */
+#define XPRT_HOLD 1
 
 /*
  * Payload placement (TCP): the upper layer may have part of a large
@@ -100,7 +115,8 @@ struct xprt {
 	void *upper;
 	/*
 	 * One complete message, valid until return; the callee may modify
-	 * it in place. A negative return closes the connection.
+	 * it in place. A negative return closes the connection; XPRT_HOLD
+	 * (TCP) holds it.
 	 */
 	int (*on_msg)(void *upper, uint8_t *msg, size_t len);
 	size_t max_msg;			/* larger messages drop the connection */
