@@ -34,6 +34,7 @@ import time
 
 BASELINE = "smbd"
 SUBJECT = "rdaxd"
+OTHER_BUILD = "rdaxd-base"   # bench/tcp's RDAX_BENCH_RDAXD_BASE
 # name, fio rw, bs, iodepth, file on the share, direction in fio's JSON
 WORKLOADS = [
     ("seqwrite-1m-qd8", "write", 1 << 20, 8, "seq.bin", "write"),
@@ -481,11 +482,13 @@ class Bench:
         complete = 0
         wire = median(self.wire) if self.wire else None
         wcol = wire is not None
+        bcol = OTHER_BUILD in names
         lines.append("| workload | metric | " + " | ".join(names) +
                      (" | %s/%s |" % (SUBJECT, BASELINE) if len(names) > 1 else " |") +
+                     (" %s/%s |" % (SUBJECT, OTHER_BUILD) if bcol else "") +
                      (" %s | %s/%s |" % (WIRE, SUBJECT, WIRE) if wcol else ""))
         lines.append("|---|---|" + "---:|" * (len(names) + (1 if len(names) > 1 else 0) +
-                                              (2 if wcol else 0)))
+                                              (1 if bcol else 0) + (2 if wcol else 0)))
         for wl in self.wls:
             name, rw, bs, depth, fn, ddir = wl
             bulk = bs >= 1 << 20
@@ -531,6 +534,12 @@ class Bench:
                         SUBJECT: vals.get(SUBJECT), BASELINE: vals.get(BASELINE),
                         "ratio": round(r, 4) if r is not None else None,
                     })
+                if bcol:
+                    ok = SUBJECT in vals and vals.get(OTHER_BUILD)
+                    rb = vals[SUBJECT] / vals[OTHER_BUILD] if ok else None
+                    row += " %s |" % ("%.2f" % rb if rb is not None else "-")
+                    ratios[-1][OTHER_BUILD] = vals.get(OTHER_BUILD)
+                    ratios[-1]["ratio_" + OTHER_BUILD] = round(rb, 4) if rb is not None else None
                 if wcol and i == 0 and bulk:
                     rw_ = vals[SUBJECT] / wire if SUBJECT in vals else None
                     row += " %s ±%s%% | %s |" % (
