@@ -547,7 +547,7 @@ int srv_write_place(void *conn, const uint8_t *msg, size_t have, size_t total,
 	if (!o || o->tree_id != t->id || o->is_dir || t->read_only ||
 	    !(o->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) || !o->file ||
 	    atomic_load(&o->file->nlocks) ||	/* the WRITE checks them first */
-	    srv_tcp_zc(o, true, off, &len, 0, true, &win) != SRV_ZC_WINDOW) {
+	    srv_tcp_zc(o, SRV_ZC_WINDOW, off, &len, 0, true, &win) != SRV_ZC_WINDOW) {
 		/* growth, or past the mapping: the copy path */
 		srv_open_put(o);
 		srv_tree_put(t);

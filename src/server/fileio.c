@@ -68,19 +68,20 @@ int srv_fallocate(struct srv_open *o, uint64_t size)
 	return o->sf.ops->allocate(&o->sf, size);
 }
 
-enum srv_zc srv_tcp_zc(struct srv_open *o, bool plain, uint64_t off, uint32_t *len,
+enum srv_zc srv_tcp_zc(struct srv_open *o, enum srv_zc allow, uint64_t off, uint32_t *len,
 		       uint32_t min, bool write, void **win)
 {
 	struct stat st;
 	uint64_t n;
 
 	*win = NULL;
-	if (!plain || *len < (write ? SRV_ZC_WRITE_MIN : SRV_ZC_READ_MIN))
+	if (allow == SRV_ZC_NONE || *len < (write ? SRV_ZC_WRITE_MIN : SRV_ZC_READ_MIN))
 		return SRV_ZC_NONE;
 	*win = o->sf.ops->window(&o->sf, off, *len, write);
 	if (*win)
 		return SRV_ZC_WINDOW;
-	if (write || !o->file || o->fd < 0 || !(o->sf.ops->flags & STORE_SENDFILE))
+	if (write || allow < SRV_ZC_FILE || !o->file || o->fd < 0 ||
+	    !(o->sf.ops->flags & STORE_SENDFILE))
 		return SRV_ZC_NONE;
 	/* EOF and errors: the copy path says them */
 	if (fstat(o->fd, &st) || !S_ISREG(st.st_mode) || off >= (uint64_t)st.st_size)

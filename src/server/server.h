@@ -698,7 +698,8 @@ struct srv_rio {
 	int nsge;
 	void *win;			/* zero-copy: the file mapping's range */
 	/*
-	 * TCP: req while answered inline (its handler's *ret gets the
+	 * tcp: the data is in the messages (TCP, or an SMB-Direct READ or
+	 * WRITE without an RDMA channel). req while answered inline (its handler's *ret gets the
 	 * status); NULL once the store went async (answered later). buf:
 	 * a WRITE's payload in the message, a READ's room in the response;
 	 * sendfile: a READ goes from the descriptor; rxbuf: the message
@@ -1518,15 +1519,17 @@ int srv_stream_remove(struct srv_share *sh, const char *path, const char *xname)
 void srv_open_store_init(struct srv_open *o, int fd);
 int srv_open_bind_store(struct srv_open *o);
 /*
- * TCP zero copy, decided here only, for a lone, unsigned, unencrypted
- * request (plain) of *len bytes at off: SRV_ZC_WINDOW, *win is the
+ * Zero copy of data carried in messages (TCP, SMB-Direct inline),
+ * decided here only, for *len bytes at off: SRV_ZC_WINDOW, *win is the
  * store's memory for a READ sent from it or a WRITE received into it
  * (given back with o->sf.ops->window_put); SRV_ZC_FILE, a READ goes
  * from the descriptor's page cache (sendfile), *len trimmed to the
- * file's end and at least min; SRV_ZC_NONE: copy.
+ * file's end and at least min; SRV_ZC_NONE: copy. allow: the most the
+ * message can take (NONE: signed, sealed or compounded; WINDOW: a
+ * transport that sends memory only; FILE: TCP).
  */
 enum srv_zc { SRV_ZC_NONE, SRV_ZC_WINDOW, SRV_ZC_FILE };
-enum srv_zc srv_tcp_zc(struct srv_open *o, bool plain, uint64_t off, uint32_t *len,
+enum srv_zc srv_tcp_zc(struct srv_open *o, enum srv_zc allow, uint64_t off, uint32_t *len,
 		       uint32_t min, bool write, void **win);
 int srv_fstat(struct srv_open *o, struct stat *st);
 ssize_t srv_preadv(struct srv_open *o, const struct iovec *iov, int n, uint64_t off);

@@ -256,7 +256,8 @@ static int rio_buffer(struct srv_rio *io)
 }
 
 /*
- * TCP: where the data is. A WRITE's is in the message (io->buf) or was
+ * Data in the messages (TCP, or SMB-Direct without an RDMA channel):
+ * where it is. A WRITE's is in the message (io->buf) or was
  * received into the store's window (io->win) already. A READ goes from
  * the store's window or the descriptor where srv_tcp_zc (the one TCP
  * zero-copy decision) says so, else into room in the response.
@@ -266,15 +267,16 @@ static int rio_tcp_buffer(struct srv_rio *io)
 	struct srv_req *req = io->req;
 	struct srv_session *s = req->sess;
 	uint32_t len = io->length;
-	bool plain;
+	enum srv_zc allow = io->c->x->rdma ? SRV_ZC_WINDOW : SRV_ZC_FILE;
 	int ret;
 
 	if (io->write)
 		return 1;
 	/* a signature or a cipher needs the data in the message */
-	plain = req->single && !req->encrypted && !req->rb->hold_open &&
-		!(s && s->have_key && (s->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED));
-	switch (srv_tcp_zc(io->o, plain, io->offset, &len, io->minimum, false, &io->win)) {
+	if (!req->single || req->encrypted || req->rb->hold_open ||
+	    (s && s->have_key && (s->signing_required || req->hdr.flags & SMB2_FLAGS_SIGNED)))
+		allow = SRV_ZC_NONE;
+	switch (srv_tcp_zc(io->o, allow, io->offset, &len, io->minimum, false, &io->win)) {
 	case SRV_ZC_WINDOW:
 		io->done = io->length;
 		return 1;
