@@ -159,6 +159,7 @@ static void rio_answer_inline(struct srv_rio *io)
 		*io->ret = -ENOMEM;
 		return;
 	}
+	rio_count(io);
 	if (io->write) {
 		wr.count = io->done;
 		smb2_write_rsp_encode(&req->w, &wr);
@@ -185,7 +186,6 @@ static void rio_answer_inline(struct srv_rio *io)
 			srv_open_ref(io->o);
 		}
 	}
-	rio_count(io);
 }
 
 static void rio_respond(struct srv_rio *io)
