@@ -1133,7 +1133,7 @@ int srv_tcp_write(struct srv_req *req, struct srv_open *o, uint64_t off,
 	 * buffer goes with it (rio_keep_msg), the response is signed
 	 * alone. Small ones cost less inline than a handoff.
 	 */
-	io->may_submit = !win && req->single && !req->encrypted && c->x->ops->rx_swap &&
+	io->may_submit = SRV_TCP_ASYNC_WRITE && !win && req->single && !req->encrypted && c->x->ops->rx_swap &&
 			 len >= SRV_ASYNC_WRITE_MIN;
 	return rio_tcp_run(io, req);
 }
