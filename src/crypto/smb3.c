@@ -168,14 +168,29 @@ out_free_ctx:
 	return rc;
 }
 
+/* HMAC-SHA256 (truncated to 16 bytes) or AES-CMAC over iov */
+static int sign_macv(int alg, const uint8_t key[16], const struct iovec *iov, int n,
+		     uint8_t sig[16])
+{
+	uint8_t mac[32];
+	int rc;
+
+	if (alg == SMB2_SIGN_AES_CMAC)
+		return crypto_aes_cmacv(key, iov, n, sig);
+	rc = crypto_hmac_sha256v(key, 16, iov, n, mac);
+	if (!rc)
+		memcpy(sig, mac, 16);
+	OPENSSL_cleanse(mac, sizeof(mac));
+	return rc;
+}
+
 int smb2_sign_compute(int alg, const uint8_t key[16], const uint8_t *pdu,
 		      size_t len, uint8_t sig[16])
 {
 	static const uint8_t zsig[SMB2_SIG_LEN];
-	uint8_t mac[32], nonce[12];
+	uint8_t nonce[12];
 	struct iovec iov[3];
 	uint32_t flags, bits = 0;
-	int rc;
 
 	if (len < SMB2_HDR_LEN)
 		return -EBADMSG;
@@ -185,13 +200,8 @@ int smb2_sign_compute(int alg, const uint8_t key[16], const uint8_t *pdu,
 				 len - SMB2_HDR_LEN };
 	switch (alg) {
 	case SMB2_SIGN_HMAC_SHA256:
-		rc = crypto_hmac_sha256v(key, 16, iov, 3, mac);
-		if (!rc)
-			memcpy(sig, mac, 16);
-		OPENSSL_cleanse(mac, sizeof(mac));
-		return rc;
 	case SMB2_SIGN_AES_CMAC:
-		return crypto_aes_cmacv(key, iov, 3, sig);
+		return sign_macv(alg, key, iov, 3, sig);
 	case SMB2_SIGN_AES_GMAC:
 		/* [MS-SMB2] 3.1.4.1: MessageId || role/cancel bits */
 		flags = get_le32(pdu + 16);
@@ -563,7 +573,6 @@ int smb2_xform_sign(int alg, const uint8_t key[16], const uint8_t nonce[12],
 		    const struct iovec *iov, int n, uint8_t sig[16])
 {
 	struct iovec v[XFORM_SIGN_IOV + 1];
-	uint8_t mac[32];
 	size_t total;
 	int rc;
 
@@ -579,13 +588,8 @@ int smb2_xform_sign(int alg, const uint8_t key[16], const uint8_t nonce[12],
 	case SMB2_SIGN_AES_GMAC:
 		return crypto_aes_gmacv(key, nonce, iov, n, sig);
 	case SMB2_SIGN_AES_CMAC:
-		return crypto_aes_cmacv(key, v, n + 1, sig);
 	case SMB2_SIGN_HMAC_SHA256:
-		rc = crypto_hmac_sha256v(key, 16, v, n + 1, mac);
-		if (!rc)
-			memcpy(sig, mac, 16);
-		OPENSSL_cleanse(mac, sizeof(mac));
-		return rc;
+		return sign_macv(alg, key, v, n + 1, sig);
 	default:
 		return -EINVAL;
 	}
