@@ -93,6 +93,14 @@ torture_tests() {
 	done
 }
 
+# torture_list FAMILY: its tests, as a family run names them ("FAMILY.T.T"
+# in smbtorture's list is "T"; a run cut short names only what it reached)
+torture_list() {
+	smbtorture --list "$1" 2>/dev/null |
+		awk -v f="$1." 'index($0, f) == 1 { t = substr($0, length(f) + 1)
+			sub(/\.[^.]*$/, "", t); if (t != "") print t }'
+}
+
 # torture_families SPORT SCRED RPORT RCRED FAMILY...: whole families, the
 # two servers at once (most families wait on timeouts), then every test
 # either output names is judged
@@ -102,21 +110,36 @@ torture_families() {
 	for _f in "$@"; do
 		_t0=$(date +%s)
 		(torture_family smbd "$_sp" "$_sc" "$_f"
+		 echo $? >"$T/smbd.$_f.rc"
 		 echo $(($(date +%s) - _t0)) >"$T/smbd.$_f.secs") &
 		_bg=$!
 		torture_family rdaxd "$_rp" "$_rc" "$_f"
+		_rrc=$?
 		_t1=$(date +%s)
 		wait $_bg
 		echo "$_f: Samba $(cat "$T/smbd.$_f.secs") s, rdaxd $((_t1 - _t0)) s (at once)"
-		_tests=$(sed -n 's/^test: \(.*\)$/\1/p' "$T/smbd.$_f.out" "$T/rdaxd.$_f.out" | sort -u)
+		_tests=$({ sed -n 's/^test: \(.*\)$/\1/p' "$T/smbd.$_f.out" "$T/rdaxd.$_f.out"
+			  [ "$_rrc$(cat "$T/smbd.$_f.rc")" = 00 ] || torture_list "$_f"; } | sort -u)
 		if [ -z "$_tests" ]; then
 			not_ok "$_f: smbtorture ran no test"
 			continue
 		fi
 		# test names may hold spaces ("CREATE Existing")
 		while IFS= read -r _tt; do
-			torture_judge "$_f.$_tt" "$(torture_result smbd "$_f" "$_tt")" \
-				"$(torture_result rdaxd "$_f" "$_tt")" "$T/rdaxd.$_f.out" "$_tt"
+			_ts=$(torture_result smbd "$_f" "$_tt")
+			_tr=$(torture_result rdaxd "$_f" "$_tt")
+			_out=$T/rdaxd.$_f.out _in=$_tt
+			# a family cut off by its timeout: what it did not reach runs alone
+			if [ "$_ts" = missing ] && [ "$(cat "$T/smbd.$_f.rc")" = 124 ]; then
+				_ts=$(torture_one smbd "$_sp" "$_sc" "$_f.$_tt")
+				echo "$_f.$_tt: Samba's family run timed out before it; alone: $_ts"
+			fi
+			if [ "$_tr" = missing ] && [ "$_rrc" = 124 ]; then
+				_tr=$(torture_one rdaxd "$_rp" "$_rc" "$_f.$_tt")
+				echo "$_f.$_tt: rdaxd's family run timed out before it; alone: $_tr"
+				_out=$T/rdaxd.$_f.$_tt.out _in=
+			fi
+			torture_judge "$_f.$_tt" "$_ts" "$_tr" "$_out" "$_in"
 		done <<-TESTS
 		$_tests
 		TESTS
