@@ -893,6 +893,55 @@ def md_table(head, rows):
     return out
 
 
+RDAX_RUNGS = ("rdax-rdaxd-fsdax", "rdax-rdaxd-devdax")
+
+
+def targets(jobs, anchors):
+    """Issue 16's targets, each measured ratio against its bar (rdax->rdaxd
+    on both rungs): a list of dicts, in the JSON and the report."""
+    wls = {w[0]: w for w in WORKLOADS}
+    out = []
+
+    def ratio(k, wname, other, metric):
+        j, o = jobs.get("%s/%s" % (k, wname)), jobs.get("%s/%s" % (other, wname))
+        if metric == "thr":
+            v, b = thr(j, wls[wname]), thr(o, wls[wname])
+        else:
+            v, b = (j or {}).get(metric), (o or {}).get(metric)
+        return v / b if v and b else None
+
+    def add(what, k, wname, value, bar, higher):
+        out.append({"target": what, "pair": k, "workload": wname,
+                    "value": round(value, 3) if value is not None else None,
+                    "bar": bar, "higher_is_better": higher,
+                    "met": None if value is None else
+                    (value >= bar if higher else value <= bar)})
+
+    for k in RDAX_RUNGS:
+        for w in ("randread-4k-qd1", "randwrite-4k-qd1"):
+            add("4 KiB QD1 IOPS ÷ cifs.ko→ksmbd", k, w, ratio(k, w, BASE, "thr"), 2.0, True)
+        add("4 KiB QD32 read IOPS ÷ fio rdma engine", k, "randread-4k-qd32",
+            ratio(k, "randread-4k-qd32", "fio-rdma", "thr"), 1.0, True)
+        add("4 KiB QD32 write IOPS ÷ fio rdma engine", k, "randwrite-4k-qd32",
+            ratio(k, "randwrite-4k-qd32", "fio-rdma", "thr"), 0.6, True)
+        for w in ("seqwrite-1m-qd8", "seqread-1m-qd8"):
+            a = wire_anchor(anchors, wls[w])
+            v = thr(jobs.get("%s/%s" % (k, w)), wls[w])
+            wire = None
+            if a:
+                ad = a.get("write") or a.get("read")
+                wire = ad["bw_bytes"] / 1048576
+            add("1 MiB QD8 MiB/s ÷ wire (perftest)", k, w, v / wire if v and wire else None,
+                0.95, True)
+        store = k.rsplit("-", 1)[1]
+        add("4 KiB QD1 persistent write clat p50 ÷ librpma GPSPM", k, "randwrite-4k-qd1",
+            ratio(k, "randwrite-4k-qd1", "librpma-gpspm-" + store, "clat_p50_ns"), 1.2, False)
+        for w in ("randread-4k-qd32", "randwrite-4k-qd32"):
+            add("guest CPU per I/O at QD32 ÷ cifs.ko→ksmbd", k, w,
+                ratio(k, w, BASE, "guest_cpu_us_per_io"), 0.5, False)
+    return out
+
+
 def report(out, dest, mdpath):
     with open(os.path.join(out, "guest.json")) as f:
         g = json.load(f)
@@ -1005,6 +1054,17 @@ def report(out, dest, mdpath):
               "same size and depth)\n")
     md += md_table(["workload", ""] + [LABEL[k] for k in subjects] + ["wire"], rows_w)
     md.append("")
+
+    # 1-. issue 16's targets
+    tg = targets(jobs, anchors)
+    if any(t["value"] is not None for t in tg):
+        md.append("## Targets (issue 16)\n")
+        md.append("rdax→rdaxd on each rung: the measured ratio against its bar.\n")
+        md += md_table(["target", "pair", "workload", "measured", "bar", "met"],
+                       [[t["target"], LABEL[t["pair"]], t["workload"], fmt(t["value"], 2),
+                         ("≥ " if t["higher_is_better"] else "≤ ") + fmt(t["bar"], 2),
+                         {True: "yes", False: "**no**", None: "-"}[t["met"]]] for t in tg])
+        md.append("")
 
     # 1a. persistent 4 KiB writes: rdax against librpma, same store
     rp_rows = []
@@ -1216,6 +1276,7 @@ def report(out, dest, mdpath):
         "jobs": [dict(j, label=LABEL.get(j["subject"], j["subject"])) for j in g["jobs"]],
         "anchors": anchors, "ratios": ratios, "ratios_latency_cpu": detail_ratios,
         "threshold_sweep": g.get("sweep") or [],
+        "targets": tg,
     }
     with open(dest + ".tmp", "w") as f:
         json.dump(doc, f, indent=1)

@@ -478,6 +478,19 @@ class Bench:
         job["per_run"] = runs
         return job
 
+    @staticmethod
+    def targets(ratios):
+        """Issue 16's host targets: 1 MiB >= 1.3x smbd and >= 0.8x the wire."""
+        out = []
+        for r in ratios:
+            if r["metric"] != "bw_bytes":
+                continue
+            for key, against, bar in (("ratio", BASELINE, 1.3), ("ratio_" + WIRE, WIRE, 0.8)):
+                if r.get(key) is not None:
+                    out.append({"workload": r["workload"], "against": against,
+                                "value": r[key], "bar": bar, "met": r[key] >= bar})
+        return out
+
     def report(self):
         jobs, ratios, lines = [], [], []
         names = [s.name for s in self.servers]
@@ -572,6 +585,14 @@ class Bench:
             host["smbd"], host["fio"], host["share_fs"]))
         md = ["# bench/tcp: SMB3 over TCP on loopback, fio with the rdax engine", "",
               head, "", legend, ""] + lines + [""]
+        tg = self.targets(ratios)
+        if tg:
+            md += ["Targets (issue 16): 1 MiB rows, %s against its bar:" % SUBJECT, "",
+                   "| workload | against | measured | bar | met |", "|---|---|---:|---:|---|"]
+            md += ["| %s | %s | %.2f | ≥ %.2f | %s |" % (
+                t["workload"], t["against"], t["value"], t["bar"],
+                "yes" if t["met"] else "**no**") for t in tg]
+            md.append("")
         if self.errors or self.a.note:
             md += ["Notes:", ""] + ["- " + e for e in self.a.note + self.errors] + [""]
         doc = {
@@ -587,7 +608,7 @@ class Bench:
                        "/".join(names * 2) + "...",
                        "client": "fio " + ENGINE + " transport=tcp, one job, process mode",
                        "cpu_sample_s": SAMPLE_S, "cpu_trim_s": TRIM_S},
-            "servers": names, "baseline": BASELINE,
+            "servers": names, "baseline": BASELINE, "targets": tg,
             "fields": {
                 "read/write, usr_cpu, sys_cpu, job_runtime": "fio's, median of the runs",
                 "client_cpu_us_per_io": "(usr_cpu + sys_cpu) x job_runtime / total_ios",
