@@ -155,6 +155,7 @@ def rdma_to_dax(doc, path):
                    "better. Absolute figures, p50/p99.9 and errors: `build/bench/rdma-to-dax.md`."
                    % label.get(base, base))
         out.append("")
+    out += targets(doc, label)
     if doc.get("errors"):
         errs = []
         for e in doc["errors"]:
@@ -163,6 +164,25 @@ def rdma_to_dax(doc, path):
             errs.append("%s (%s)" % (name, why[m:].split(";")[0] if m >= 0 else why[:120]))
         out.append("Failed in this run: " + "; ".join(errs) + ".")
         out.append("")
+    return out
+
+
+def targets(doc, label=None):
+    """The bench's issue-16 targets (its JSON's "targets"), as a table."""
+    tg = doc.get("targets") or []
+    if not tg:
+        return []
+    label = label or {}
+    out = ["Targets of the data-path redesign (issue 16), measured in this run:", "",
+           "| target | pair | measured | bar | met |", "|---|---|---:|---:|---|"]
+    for t in tg:
+        what = t.get("target") or "1 MiB MiB/s ÷ %s" % t.get("against")
+        pair = label.get(t.get("pair"), t.get("pair") or "rdaxd")
+        out.append("| %s | %s, %s | %s | %s %.2f | %s |" % (
+            what, pair, t["workload"], _r(t.get("value")),
+            "≥" if t.get("higher_is_better", True) else "≤", t["bar"],
+            {True: "yes", False: "**no**"}.get(t.get("met"), "-")))
+    out.append("")
     return out
 
 
@@ -222,12 +242,14 @@ def tcp(doc, path):
                "of the server's processes; client: fio's usr+sys). Absolute latencies, CPU "
                "times and the spread of the runs: `build/bench/tcp.md`." % (subj, base))
     if wire:
-        out[-1] += (" The wire is iperf3's single TCP stream on loopback over the same "
-                    "time, %.0f MiB/s (median of the runs)." % (wire["bw_bytes"] / 1048576))
-    if doc.get("notes"):
-        out.append("")
-        out.append("Notes: " + "; ".join(doc["notes"]) + ".")
+        out[-1] += (" The wire is iperf3's single TCP stream on loopback in 1 MiB writes "
+                    "over the same time, %.0f MiB/s (median of the runs)." % (
+                        wire["bw_bytes"] / 1048576))
     out.append("")
+    out += targets(doc)
+    if doc.get("notes"):
+        out.append("Notes: " + "; ".join(doc["notes"]) + ".")
+        out.append("")
     return out
 
 
