@@ -3,6 +3,7 @@
 #ifndef RDAX_CRYPTO_CRYPTO_H
 #define RDAX_CRYPTO_CRYPTO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -194,6 +195,38 @@ int smb2_xform_sign(int alg, const uint8_t key[16], const uint8_t nonce[12],
 		    const struct iovec *iov, int n, uint8_t sig[16]);
 int smb2_xform_verify(int alg, const uint8_t key[16], const uint8_t nonce[12],
 		      const struct iovec *iov, int n, const uint8_t sig[16]);
+
+/*
+ * The same payload crypto in steps, for a payload that arrives or leaves
+ * in pieces (rdaxd's pipelined RDMA): begin, step over each piece in
+ * order (in place), end. AES-GCM and all three signing algorithms; CCM
+ * takes its input in one call (-EOPNOTSUPP: use the one-shot calls).
+ * end writes the tag (ENCRYPT, SIGN) or checks it (DECRYPT, VERIFY:
+ * -EBADMSG; a DECRYPT's pieces then hold unauthenticated plaintext: the
+ * caller wipes them). end and abort free the pass; abort of a pass never
+ * begun or already ended does nothing.
+ */
+enum smb2_xpass_op {
+	SMB2_XPASS_ENCRYPT = 1,
+	SMB2_XPASS_DECRYPT,
+	SMB2_XPASS_SIGN,
+	SMB2_XPASS_VERIFY,
+};
+
+struct smb2_xpass {
+	void *cctx;			/* EVP_CIPHER_CTX: AES-GCM, AES-GMAC */
+	void *mctx;			/* EVP_MAC_CTX: HMAC-SHA256, AES-CMAC */
+	enum smb2_xpass_op op;
+};
+
+/* alg: the cipher (ENCRYPT, DECRYPT) or the signing algorithm (SIGN, VERIFY) */
+int smb2_xpass_begin(struct smb2_xpass *p, enum smb2_xpass_op op, int alg,
+		     const uint8_t *key, const uint8_t *nonce);
+int smb2_xpass_step(struct smb2_xpass *p, const struct iovec *iov, int n);
+int smb2_xpass_end(struct smb2_xpass *p, uint8_t tag[16]);
+void smb2_xpass_abort(struct smb2_xpass *p);
+/* 1 if smb2_xpass_begin takes (op, alg) */
+bool smb2_xpass_can(enum smb2_xpass_op op, int alg);
 
 /* SessionId of a transform message (LE u64 at 44): 0 or -EBADMSG. */
 int smb2_transform_session_id(const uint8_t *msg, size_t len,

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/params.h>
 
 #include "crypto/crypto_int.h"
 #include "util/bytes.h"
@@ -483,9 +485,172 @@ static void ccm_scatter(const struct iovec *iov, int n, const uint8_t *flat)
 	}
 }
 
-/* In place over iov; enc: tag out, else tag checked (-EBADMSG). */
-static int xform_crypt(bool enc, uint16_t cipher, const uint8_t *key, const uint8_t *nonce,
-		       const struct iovec *iov, int n, uint8_t tag[16])
+/* ---- the payload in steps (AES-GCM, the signing algorithms) ---- */
+
+static bool xpass_signs(enum smb2_xpass_op op)
+{
+	return op == SMB2_XPASS_SIGN || op == SMB2_XPASS_VERIFY;
+}
+
+bool smb2_xpass_can(enum smb2_xpass_op op, int alg)
+{
+	if (xpass_signs(op))
+		return alg == SMB2_SIGN_AES_GMAC || alg == SMB2_SIGN_AES_CMAC ||
+		       alg == SMB2_SIGN_HMAC_SHA256;
+	return (op == SMB2_XPASS_ENCRYPT || op == SMB2_XPASS_DECRYPT) &&
+	       (alg == SMB2_CIPHER_AES128_GCM || alg == SMB2_CIPHER_AES256_GCM);
+}
+
+/* HMAC-SHA256 or AES-CMAC, keyed, the nonce its first 12 bytes */
+static int xpass_mac_begin(struct smb2_xpass *p, const struct crypto_algs *a, int alg,
+			   const uint8_t *key, const uint8_t *nonce)
+{
+	bool cmac = alg == SMB2_SIGN_AES_CMAC;
+	OSSL_PARAM params[2];
+
+	p->mctx = EVP_MAC_CTX_new(cmac ? a->cmac : a->hmac);
+	if (!p->mctx)
+		return -ENOMEM;
+	params[0] = OSSL_PARAM_construct_utf8_string(cmac ? OSSL_MAC_PARAM_CIPHER :
+							    OSSL_MAC_PARAM_DIGEST,
+						     (char *)(cmac ? "AES-128-CBC" : "SHA256"), 0);
+	params[1] = OSSL_PARAM_construct_end();
+	if (EVP_MAC_init(p->mctx, key, 16, params) != 1 ||
+	    EVP_MAC_update(p->mctx, nonce, 12) != 1)
+		return -EIO;
+	return 0;
+}
+
+int smb2_xpass_begin(struct smb2_xpass *p, enum smb2_xpass_op op, int alg,
+		     const uint8_t *key, const uint8_t *nonce)
+{
+	const struct crypto_algs *a = crypto_algs();
+	const EVP_CIPHER *c;
+	bool ccm;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	if (!a)
+		return -ENOPKG;
+	if (!smb2_xpass_can(op, alg))
+		return xpass_signs(op) || (alg != SMB2_CIPHER_AES128_CCM &&
+					   alg != SMB2_CIPHER_AES256_CCM) ? -EINVAL : -EOPNOTSUPP;
+	p->op = op;
+	if (xpass_signs(op) && alg != SMB2_SIGN_AES_GMAC) {
+		rc = xpass_mac_begin(p, a, alg, key, nonce);
+		goto out;
+	}
+	/* AES-GMAC: AES-128-GCM with the payload as its additional data */
+	c = xpass_signs(op) ? a->aes128_gcm : aead_cipher(a, (uint16_t)alg, &ccm);
+	p->cctx = EVP_CIPHER_CTX_new();
+	if (!p->cctx)
+		return -ENOMEM;
+	rc = aead_init(p->cctx, c, false, op != SMB2_XPASS_DECRYPT, key, nonce, NULL);
+out:
+	if (rc)
+		smb2_xpass_abort(p);
+	return rc;
+}
+
+int smb2_xpass_step(struct smb2_xpass *p, const struct iovec *iov, int n)
+{
+	int i, outl, ok;
+
+	if ((!p->cctx && !p->mctx) || n < 0 || (n && !iov))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		uint8_t *b = iov[i].iov_base;
+		size_t left = iov[i].iov_len;
+
+		while (left) {
+			int chunk = left > (1u << 30) ? 1 << 30 : (int)left;
+
+			if (p->mctx)
+				ok = EVP_MAC_update(p->mctx, b, (size_t)chunk);
+			else if (xpass_signs(p->op))
+				ok = EVP_EncryptUpdate(p->cctx, NULL, &outl, b, chunk);
+			else
+				ok = EVP_CipherUpdate(p->cctx, b, &outl, b, chunk);
+			if (ok != 1)
+				return -EIO;
+			b += chunk;
+			left -= (size_t)chunk;
+		}
+	}
+	return 0;
+}
+
+int smb2_xpass_end(struct smb2_xpass *p, uint8_t tag[16])
+{
+	bool dec = p->op == SMB2_XPASS_DECRYPT;
+	uint8_t t[EVP_MAX_MD_SIZE], fin[16];
+	size_t got = 0;
+	int outl, rc = -EIO;
+
+	if (p->mctx) {
+		if (EVP_MAC_final(p->mctx, t, &got, sizeof(t)) != 1 || got < 16)
+			goto out;
+	} else if (p->cctx) {
+		if (dec && EVP_CIPHER_CTX_ctrl(p->cctx, EVP_CTRL_AEAD_SET_TAG, 16, tag) != 1)
+			goto out;
+		if (EVP_CipherFinal_ex(p->cctx, fin, &outl) != 1) {
+			rc = dec ? -EBADMSG : -EIO;
+			goto out;
+		}
+		if (!dec && EVP_CIPHER_CTX_ctrl(p->cctx, EVP_CTRL_AEAD_GET_TAG, 16, t) != 1)
+			goto out;
+	} else {
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = 0;
+	if (p->op == SMB2_XPASS_VERIFY)
+		rc = CRYPTO_memcmp(t, tag, 16) ? -EBADMSG : 0;
+	else if (!dec)
+		memcpy(tag, t, 16);
+out:
+	OPENSSL_cleanse(t, sizeof(t));
+	smb2_xpass_abort(p);
+	return rc;
+}
+
+void smb2_xpass_abort(struct smb2_xpass *p)
+{
+	EVP_CIPHER_CTX_free(p->cctx);
+	EVP_MAC_CTX_free(p->mctx);
+	p->cctx = NULL;
+	p->mctx = NULL;
+}
+
+/* One pass over the whole payload; a DECRYPT that fails wipes it. */
+static int xform_steps(enum smb2_xpass_op op, int alg, const uint8_t *key,
+		       const uint8_t *nonce, const struct iovec *iov, int n, uint8_t tag[16])
+{
+	struct smb2_xpass p;
+	size_t total;
+	int i, rc;
+
+	rc = iov_total(iov, n, &total);
+	if (rc)
+		return rc;
+	rc = smb2_xpass_begin(&p, op, alg, key, nonce);
+	if (rc)
+		return rc;
+	rc = smb2_xpass_step(&p, iov, n);
+	if (rc)
+		smb2_xpass_abort(&p);
+	else
+		rc = smb2_xpass_end(&p, tag);
+	/* never leave unauthenticated plaintext behind */
+	if (rc && op == SMB2_XPASS_DECRYPT)
+		for (i = 0; i < n; i++)
+			OPENSSL_cleanse(iov[i].iov_base, iov[i].iov_len);
+	return rc;
+}
+
+/* AES-CCM, in place over iov (one update); enc: tag out, else tag checked (-EBADMSG). */
+static int xform_ccm(bool enc, uint16_t cipher, const uint8_t *key, const uint8_t *nonce,
+		     const struct iovec *iov, int n, uint8_t tag[16])
 {
 	const struct crypto_algs *a = crypto_algs();
 	uint8_t *flat = NULL, *tmp = NULL, fin[16];
@@ -498,7 +663,7 @@ static int xform_crypt(bool enc, uint16_t cipher, const uint8_t *key, const uint
 	if (!a)
 		return -ENOPKG;
 	c = aead_cipher(a, cipher, &ccm);
-	if (!c)
+	if (!c || !ccm)
 		return -EINVAL;
 	rc = iov_total(iov, n, &total);
 	if (rc)
@@ -506,34 +671,23 @@ static int xform_crypt(bool enc, uint16_t cipher, const uint8_t *key, const uint
 	ctx = EVP_CIPHER_CTX_new();
 	if (!ctx)
 		return -ENOMEM;
-	rc = aead_init(ctx, c, ccm, enc, key, nonce, enc ? NULL : tag);
+	rc = aead_init(ctx, c, true, enc, key, nonce, enc ? NULL : tag);
 	if (rc)
 		goto out_free_ctx;
 	rc = enc ? -EIO : -EBADMSG;
-	if (ccm) {
-		flat = ccm_flat(iov, n, total, &tmp);
-		if (!flat) {
-			rc = -ENOMEM;
-			goto out_free_ctx;
-		}
-		if (EVP_CipherUpdate(ctx, NULL, &outl, NULL, (int)total) != 1 ||
-		    EVP_CipherUpdate(ctx, flat, &outl, flat, (int)total) != 1)
-			goto out_wipe;
-		if (tmp)
-			ccm_scatter(iov, n, tmp);
-	} else {
-		for (i = 0; i < n; i++)
-			if (iov[i].iov_len &&
-			    EVP_CipherUpdate(ctx, iov[i].iov_base, &outl, iov[i].iov_base,
-					     (int)iov[i].iov_len) != 1)
-				goto out_wipe;
-		if (!enc && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 16, tag) != 1)
-			goto out_wipe;
+	flat = ccm_flat(iov, n, total, &tmp);
+	if (!flat) {
+		rc = -ENOMEM;
+		goto out_free_ctx;
 	}
-	/* CCM checked its tag in the update */
-	if ((enc || !ccm) && EVP_CipherFinal_ex(ctx, fin, &outl) != 1)
+	if (EVP_CipherUpdate(ctx, NULL, &outl, NULL, (int)total) != 1 ||
+	    EVP_CipherUpdate(ctx, flat, &outl, flat, (int)total) != 1)
 		goto out_wipe;
-	if (enc && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 16, tag) != 1)
+	if (tmp)
+		ccm_scatter(iov, n, tmp);
+	/* a decrypt checked its tag in the update */
+	if (enc && (EVP_CipherFinal_ex(ctx, fin, &outl) != 1 ||
+		    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 16, tag) != 1))
 		goto out_wipe;
 	rc = 0;
 	goto out_free;
@@ -555,7 +709,9 @@ out_free_ctx:
 int smb2_xform_encrypt(uint16_t cipher, const uint8_t *key, const uint8_t *nonce,
 		       const struct iovec *iov, int n, uint8_t tag[16])
 {
-	return xform_crypt(true, cipher, key, nonce, iov, n, tag);
+	if (smb2_xpass_can(SMB2_XPASS_ENCRYPT, cipher))
+		return xform_steps(SMB2_XPASS_ENCRYPT, cipher, key, nonce, iov, n, tag);
+	return xform_ccm(true, cipher, key, nonce, iov, n, tag);
 }
 
 int smb2_xform_decrypt(uint16_t cipher, const uint8_t *key, const uint8_t *nonce,
@@ -564,45 +720,22 @@ int smb2_xform_decrypt(uint16_t cipher, const uint8_t *key, const uint8_t *nonce
 	uint8_t t[16];
 
 	memcpy(t, tag, 16);
-	return xform_crypt(false, cipher, key, nonce, iov, n, t);
+	if (smb2_xpass_can(SMB2_XPASS_DECRYPT, cipher))
+		return xform_steps(SMB2_XPASS_DECRYPT, cipher, key, nonce, iov, n, t);
+	return xform_ccm(false, cipher, key, nonce, iov, n, t);
 }
-
-#define XFORM_SIGN_IOV 32
 
 int smb2_xform_sign(int alg, const uint8_t key[16], const uint8_t nonce[12],
 		    const struct iovec *iov, int n, uint8_t sig[16])
 {
-	struct iovec v[XFORM_SIGN_IOV + 1];
-	size_t total;
-	int rc;
-
-	rc = iov_total(iov, n, &total);
-	if (rc)
-		return rc;
-	if (n > XFORM_SIGN_IOV)
-		return -E2BIG;
-	/* CMAC and HMAC take the nonce as the first bytes of their input */
-	v[0] = (struct iovec){ (void *)nonce, 12 };
-	memcpy(v + 1, iov, sizeof(*iov) * (size_t)n);
-	switch (alg) {
-	case SMB2_SIGN_AES_GMAC:
-		return crypto_aes_gmacv(key, nonce, iov, n, sig);
-	case SMB2_SIGN_AES_CMAC:
-	case SMB2_SIGN_HMAC_SHA256:
-		return sign_macv(alg, key, v, n + 1, sig);
-	default:
-		return -EINVAL;
-	}
+	return xform_steps(SMB2_XPASS_SIGN, alg, key, nonce, iov, n, sig);
 }
 
 int smb2_xform_verify(int alg, const uint8_t key[16], const uint8_t nonce[12],
 		      const struct iovec *iov, int n, const uint8_t sig[16])
 {
 	uint8_t s[16];
-	int rc;
 
-	rc = smb2_xform_sign(alg, key, nonce, iov, n, s);
-	if (rc)
-		return rc;
-	return CRYPTO_memcmp(s, sig, 16) ? -EBADMSG : 0;
+	memcpy(s, sig, 16);
+	return xform_steps(SMB2_XPASS_VERIFY, alg, key, nonce, iov, n, s);
 }
