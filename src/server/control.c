@@ -178,6 +178,7 @@ void srv_conn_stats_add(struct srv_conn_stats *d, const struct srv_conn_stats *s
 	d->rdma_writes += s->rdma_writes;
 	d->rdma_bytes += s->rdma_bytes;
 	d->zero_copy_bytes += s->zero_copy_bytes;
+	d->bounce_bytes += s->bounce_bytes;
 	d->xform_bytes += s->xform_bytes;
 	d->xform_bad += s->xform_bad;
 	d->tcp_zero_copy_bytes += s->tcp_zero_copy_bytes;
@@ -618,12 +619,14 @@ static void status_workers(struct gather *g, struct srv_out *o)
 			"  {\"id\": %d, \"connections\": %d, \"rdma_connections\": %d, "
 			"\"sessions\": %d, \"opens\": %d, \"rdma_io\": %d, \"bounce_free\": %zu, "
 			"\"bounce_size\": %zu, \"rdma_reads\": %llu, \"rdma_writes\": %llu, "
-			"\"rdma_bytes\": %llu, \"zero_copy_bytes\": %llu, \"tcp_zero_copy_bytes\": %llu, "
+			"\"rdma_bytes\": %llu, \"zero_copy_bytes\": %llu, \"bounce_bytes\": %llu, "
+			"\"xform_bytes\": %llu, \"tcp_zero_copy_bytes\": %llu, "
 			"\"uring_ops\": %llu, \"uring_direct\": %llu, \"poll_hits\": %llu, "
 			"\"poll_sleeps\": %llu, \"cpu_us\": %llu, \"node\": %d, \"cpu\": %d},\n" :
 			"stats worker %d: connections %d (rdma %d) sessions %d opens %d "
 			"rdma_io %d bounce_free %zu/%zu rdma_reads %llu rdma_writes %llu "
-			"rdma_bytes %llu zero_copy_bytes %llu tcp_zero_copy_bytes %llu uring_ops %llu "
+			"rdma_bytes %llu zero_copy_bytes %llu bounce_bytes %llu xform_bytes %llu "
+			"tcp_zero_copy_bytes %llu uring_ops %llu "
 			"uring_direct %llu poll_hits %llu poll_sleeps %llu cpu_us %llu node %d cpu %d\n";
 
 		if (!ws->done) {
@@ -637,6 +640,8 @@ static void status_workers(struct gather *g, struct srv_out *o)
 			       (unsigned long long)ws->total.rdma_writes,
 			       (unsigned long long)ws->total.rdma_bytes,
 			       (unsigned long long)ws->total.zero_copy_bytes,
+			       (unsigned long long)ws->total.bounce_bytes,
+			       (unsigned long long)ws->total.xform_bytes,
 			       (unsigned long long)ws->total.tcp_zero_copy_bytes,
 			       (unsigned long long)ws->uring_ops, (unsigned long long)ws->uring_direct,
 			       (unsigned long long)ws->poll_hits, (unsigned long long)ws->poll_sleeps,
@@ -790,7 +795,7 @@ static uint64_t stat_at(const struct srv_conn_stats *st, size_t off)
 
 static void metrics_transport(struct gather *g, struct srv_out *o)
 {
-	uint64_t conns[2] = { 0 }, credits[2] = { 0 }, bounce = 0, bfree = 0, btotal = 0;
+	uint64_t conns[2] = { 0 }, credits[2] = { 0 }, bfree = 0, btotal = 0;
 	struct srv_conn_stats tr[2] = { 0 };
 	size_t k;
 	int i, t;
@@ -824,12 +829,11 @@ static void metrics_transport(struct gather *g, struct srv_out *o)
 				       transport_name(t),
 				       (unsigned long long)stat_at(&tr[t], conn_counters[k].off));
 	}
-	/* what RDMA moved through the bounce pools: not zero copy */
-	bounce = tr[1].rdma_bytes - (tr[1].zero_copy_bytes < tr[1].rdma_bytes ?
-				     tr[1].zero_copy_bytes : tr[1].rdma_bytes);
+	/* what RDMA moved through the bounce pools (a CPU copy or cipher pass) */
 	metric_head(o, "rdax_bounce_bytes_total", "counter",
 		    "RDMA bytes copied through a registered bounce pool.");
-	srv_out_printf(o, "rdax_bounce_bytes_total %llu\n", (unsigned long long)bounce);
+	srv_out_printf(o, "rdax_bounce_bytes_total %llu\n",
+		       (unsigned long long)tr[1].bounce_bytes);
 	metric_head(o, "rdax_bounce_pool_bytes", "gauge", "Registered bounce pool size.");
 	srv_out_printf(o, "rdax_bounce_pool_bytes %llu\n", (unsigned long long)btotal);
 	metric_head(o, "rdax_bounce_pool_free_bytes", "gauge", "Bounce pool bytes free.");

@@ -583,6 +583,7 @@ struct srv_conn_stats {
 	uint64_t rdma_writes;		/* SMB2 WRITEs fetched by RDMA Read */
 	uint64_t rdma_bytes;
 	uint64_t zero_copy_bytes;	/* NIC <-> file mapping, no bounce */
+	uint64_t bounce_bytes;		/* RDMA bytes through bounce space */
 	uint64_t xform_bytes;		/* RDMA bytes under the RDMA transform */
 	uint64_t xform_bad;		/* transforms refused (bad, replayed, failed check) */
 	uint64_t tcp_zero_copy_bytes;	/* socket <-> file mapping, one copy */
@@ -740,9 +741,11 @@ struct srv_rio {
 	struct srv_signer signer;	/* of the channel it came on */
 	/*
 	 * The RDMA transform (Channel SMB2_CHANNEL_RDMA_TRANSFORM): 0 or
-	 * SMB2_RDMA_XFORM_TYPE_*; the payload goes through bounce space,
-	 * checked after the RDMA Read (WRITE), transformed before the RDMA
-	 * Write (READ). key: the cipher's key for this direction.
+	 * SMB2_RDMA_XFORM_TYPE_*. WRITE: the payload goes through bounce
+	 * space and is checked before anything is stored. READ: transformed
+	 * before its RDMA Write, in bounce space; a signed one where the
+	 * file's memory is registered is signed there (io->win, no copy).
+	 * key: the cipher's key for this direction.
 	 */
 	bool seal;			/* answer encrypted, with sealer */
 	struct srv_sealer sealer;
@@ -752,6 +755,13 @@ struct srv_rio {
 	uint8_t xkey[32];
 	uint8_t xsig[16];
 	uint8_t xnonce[16];
+	/*
+	 * xsteps: the algorithm goes in steps (not AES-CCM), so the cipher
+	 * pass is pipelined with the RDMA of the pieces (xpass, begun at the
+	 * first piece, ended after the last).
+	 */
+	bool xsteps;
+	struct smb2_xpass xpass;
 	/* filled before use */
 	struct smbd_desc desc[SRV_MAX_DESC];
 	struct mem_seg seg[SRV_MAX_SEG];

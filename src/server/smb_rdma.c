@@ -133,6 +133,8 @@ static void rio_count(struct srv_rio *io)
 		st->rdma_bytes += io->done;
 		if (zc)
 			st->zero_copy_bytes += io->done;
+		else
+			st->bounce_bytes += io->done;
 	}
 	if (ch)
 		atomic_fetch_add_explicit(io->write ? &ch->st.bytes_in : &ch->st.bytes_out,
@@ -223,8 +225,13 @@ static int rio_buffer(struct srv_rio *io)
 	struct store_file *sf = &io->o->sf;
 	int i, ret;
 
-	/* a transformed payload is checked or transformed in bounce space */
-	if (!io->xform && (sh->rung == MEM_RUNG_DIRECT || sh->rung == MEM_RUNG_ODP) &&
+	/*
+	 * A transformed payload is checked (WRITE: nothing unverified may
+	 * reach the file) or encrypted (READ: never in the file) in bounce
+	 * space; a signed READ is signed where it is (the data unchanged).
+	 */
+	if ((!io->xform || (io->xform == SMB2_RDMA_XFORM_TYPE_SIGNING && !io->write)) &&
+	    (sh->rung == MEM_RUNG_DIRECT || sh->rung == MEM_RUNG_ODP) &&
 	    sh->idx < d->nshare_mr && d->share_mr[sh->idx] &&
 	    (io->win = sf->ops->window(sf, io->offset, io->length, io->write))) {
 		io->sge[0].addr = io->win;
@@ -424,6 +431,15 @@ static int rio_store(struct srv_rio *io)
  */
 #define RIO_READ_PIECE (512u << 10)
 
+/* A READ's pieces of total bytes: at least least, at most SRV_RIO_PIECES of them. */
+static uint32_t read_piece(uint32_t total, uint32_t least)
+{
+	uint32_t per = (total + SRV_RIO_PIECES - 1) / SRV_RIO_PIECES;
+
+	per = (per + 4095) & ~4095u;
+	return per > least ? per : least;
+}
+
 /*
  * Pipelined: a transfer through bounce space, more than one piece, on a
  * store that copies inline and is persistent on return (DAX, device
@@ -435,19 +451,15 @@ static int rio_store(struct srv_rio *io)
 static bool rio_pipe_ok(struct srv_rio *io)
 {
 	struct store_file *sf = &io->o->sf;
-	uint32_t per;
 
-	if (io->win || io->xform || io->length <= RIO_PIECE ||
+	if (io->win || (io->xform && (io->write || !io->xsteps)) || io->length <= RIO_PIECE ||
 	    !(sf->ops->flags & STORE_PERSISTENT))
 		return false;
 	io->piece = io->write ? RIO_PIECE : RIO_READ_PIECE;
 	if (!io->write) {
 		if (io->length <= io->piece)
 			return false;
-		per = (io->length + SRV_RIO_PIECES - 1) / SRV_RIO_PIECES;
-		per = (per + 4095) & ~4095u;
-		if (per > io->piece)
-			io->piece = per;
+		io->piece = read_piece(io->length, io->piece);
 		return true;
 	}
 	if (!sf->ops->window || !sf->ops->window(sf, io->offset, io->length, io->write))
@@ -503,6 +515,166 @@ static void rio_slice(const struct srv_rio *io, uint32_t pos, uint32_t len,
 	}
 	*npd = n;
 	*nps = sge_slice(io->sge, io->nsge, pos, len, ps);
+}
+
+/* ---- the RDMA transform ([MS-SMB2] 2.2.43; docs/rdma-transform.md) ---- */
+
+static int rio_xform_iov(const struct srv_rio *io, uint32_t pos, uint32_t len,
+			 struct iovec *iov)
+{
+	struct smbd_sge part[SRV_MAX_SEG];
+	int i, n = sge_slice(io->sge, io->nsge, pos, len, part);
+
+	for (i = 0; i < n; i++) {
+		iov[i].iov_base = part[i].addr;
+		iov[i].iov_len = part[i].len;
+	}
+	return n;
+}
+
+/* Bytes [0, len) of the payload wiped: a failed decrypt leaves no plaintext. */
+static void rio_xform_wipe(struct srv_rio *io, uint32_t len)
+{
+	struct iovec iov[SRV_MAX_SEG];
+	int i, n = rio_xform_iov(io, 0, len, iov);
+
+	for (i = 0; i < n; i++)
+		explicit_bzero(iov[i].iov_base, iov[i].iov_len);
+}
+
+/* WRITE: the check's outcome ret counted; -EACCES if it failed. */
+static int rio_xform_checked(struct srv_rio *io, int ret)
+{
+	if (!ret) {
+		io->c->stats.xform_bytes += io->length;
+		return 0;
+	}
+	io->c->stats.xform_bad++;
+	log_ratelimited(LOG_WARN, "%s: RDMA transform: WRITE payload of %u bytes %s",
+			io->c->x->peer, io->length,
+			ret == -EBADMSG ? "fails its check" : "not checked");
+	return -EACCES;
+}
+
+/* WRITE: the client's payload is in bounce space: decrypt it, or check it, at once. */
+static int rio_xform_check(struct srv_rio *io)
+{
+	struct iovec iov[SRV_MAX_SEG];
+	int n = rio_xform_iov(io, 0, io->length, iov), ret;
+
+	if (io->xform == SMB2_RDMA_XFORM_TYPE_ENCRYPTION)
+		ret = smb2_xform_decrypt(io->xcipher, io->xkey, io->xnonce, iov, n, io->xsig);
+	else
+		ret = smb2_xform_verify(io->signer.alg, io->signer.key, io->xnonce, iov, n,
+					io->xsig);
+	return rio_xform_checked(io, ret);
+}
+
+/* READ: a fresh nonce from the session's generator. */
+static int rio_xform_nonce(struct srv_rio *io)
+{
+	struct srv_channel *ch = srv_channel_find(io->c, io->hdr.session_id);
+	uint16_t cipher = io->xform == SMB2_RDMA_XFORM_TYPE_ENCRYPTION ? io->xcipher :
+			  SMB2_CIPHER_AES128_GCM;	/* signing: a 12-byte nonce */
+	int ret;
+
+	if (!ch)
+		return -ENETRESET;
+	ret = smb2_nonce_next(&ch->sess->xform_nonce, cipher, io->xnonce);
+	if (ret)
+		return ret;
+	io->xnonce_len = cipher == SMB2_CIPHER_AES128_CCM || cipher == SMB2_CIPHER_AES256_CCM ?
+			 11 : 12;
+	/* apart from any GMAC message nonce (MessageId || 0..3) of the same key */
+	io->xnonce[io->xnonce_len - 1] |= 0x80;
+	return 0;
+}
+
+/* READ, at once (AES-CCM): the file's data in bounce space encrypted or signed. */
+static int rio_xform_apply(struct srv_rio *io)
+{
+	struct iovec iov[SRV_MAX_SEG];
+	int n = rio_xform_iov(io, 0, io->done, iov), ret;
+
+	ret = rio_xform_nonce(io);
+	if (ret)
+		return ret;
+	if (io->xform == SMB2_RDMA_XFORM_TYPE_ENCRYPTION)
+		ret = smb2_xform_encrypt(io->xcipher, io->xkey, io->xnonce, iov, n, io->xsig);
+	else
+		ret = smb2_xform_sign(io->signer.alg, io->signer.key, io->xnonce, iov, n,
+				      io->xsig);
+	if (!ret)
+		io->c->stats.xform_bytes += io->done;
+	return ret;
+}
+
+/*
+ * In steps (io->xsteps), pipelined with the RDMA of the pieces: begun
+ * with the nonce in io->xnonce (a READ takes a fresh one first), a step
+ * per piece in order, ended with the tag in or out of io->xsig.
+ */
+static int rio_xform_begin(struct srv_rio *io)
+{
+	static const enum smb2_xpass_op op[2][2] = {
+		{ SMB2_XPASS_SIGN, SMB2_XPASS_ENCRYPT },	/* READ */
+		{ SMB2_XPASS_VERIFY, SMB2_XPASS_DECRYPT },	/* WRITE */
+	};
+	bool enc = io->xform == SMB2_RDMA_XFORM_TYPE_ENCRYPTION;
+	int ret = io->write ? 0 : rio_xform_nonce(io);
+
+	if (ret)
+		return ret;
+	return smb2_xpass_begin(&io->xpass, op[io->write][enc], enc ? io->xcipher : io->signer.alg,
+				enc ? io->xkey : io->signer.key, io->xnonce);
+}
+
+/* The step over bytes [pos, pos + len) of the payload (bounce space or window). */
+static int rio_xform_step(struct srv_rio *io, uint32_t pos, uint32_t len)
+{
+	struct iovec iov[SRV_MAX_SEG];
+	int n = rio_xform_iov(io, pos, len, iov);
+
+	return smb2_xpass_step(&io->xpass, iov, n);
+}
+
+/* WRITE, every piece stepped over: the tag checked (a failed decrypt wiped). */
+static int rio_xform_end_check(struct srv_rio *io, int ret, uint32_t upto)
+{
+	if (!ret)
+		ret = smb2_xpass_end(&io->xpass, io->xsig);
+	smb2_xpass_abort(&io->xpass);
+	if (ret && io->xform == SMB2_RDMA_XFORM_TYPE_ENCRYPTION)
+		rio_xform_wipe(io, upto);
+	return rio_xform_checked(io, ret);
+}
+
+/*
+ * WRITE with the transform in pieces: the RDMA Read of one overlaps
+ * the check's step over the one before. The tag or signature covers
+ * the whole payload, so nothing is stored until it checked: then the
+ * payload goes to the file whole (RIO_STORE, any store).
+ */
+static bool rio_xpipe_ok(struct srv_rio *io)
+{
+	if (!io->xsteps || io->length <= RIO_PIECE || rio_xform_begin(io))
+		return false;
+	io->piece = RIO_PIECE;
+	return true;
+}
+
+/* WRITE with the transform, piece [pos, pos + len) is here: the next state. */
+static enum srv_rio_state rio_xpipe_fetched(struct srv_rio *io, uint32_t pos, uint32_t len)
+{
+	int ret = rio_xform_step(io, pos, len);
+
+	if (!ret && pos + len < io->length)
+		return RIO_FETCH;
+	io->err = rio_xform_end_check(io, ret, pos + len);
+	if (io->err)
+		return RIO_RESPOND;	/* it waits for a Read in flight */
+	io->pipe = false;		/* stored as a transfer that was not pipelined */
+	return RIO_STORE;
 }
 
 /* WRITE: the RDMA Read of bytes [pos, pos + len) from the client. */
@@ -562,6 +734,8 @@ static enum srv_rio_state rio_pipe_fetched(struct srv_rio *io)
 			return RIO_RESPOND;
 		}
 	}
+	if (io->xform)
+		return rio_xpipe_fetched(io, pos, len);
 	n = rio_copy_piece(io, pos, len);
 	if (n < 0 || (uint32_t)n != len) {
 		io->err = n < 0 ? (int)n : -EIO;
@@ -572,32 +746,44 @@ static enum srv_rio_state rio_pipe_fetched(struct srv_rio *io)
 }
 
 /*
- * READ, a piece at a time (RIO_STORE): copy it from the file into
- * bounce space and post its RDMA Write at once on its own rw, so the
- * NIC moves the pieces before it while the CPU copies the next (the
- * transport keeps them in order, within the send queue). A short copy
- * is the end of the file. The answer is posted after the last Write on
- * the same send queue; RC ordering puts the data first at the client.
+ * READ, a piece at a time: copied from the file into bounce space when
+ * copy (RIO_STORE of a pipelined READ), the transform's step over it
+ * when there is one, then its RDMA Write posted at once on its own rw,
+ * so the NIC moves the pieces before it while the CPU copies or
+ * ciphers the next (the transport keeps them in order, within the send
+ * queue). A short copy is the end of the file. The answer (with the
+ * transform's tag, known after the last piece) is posted after the
+ * last Write on the same send queue; RC ordering puts the data first
+ * at the client.
  */
-static enum srv_rio_state rio_pipe_read(struct srv_rio *io)
+static enum srv_rio_state rio_push_pieces(struct srv_rio *io, bool copy)
 {
 	struct smbd_desc *pd = io->pdesc;
 	struct smbd_sge *ps = io->psge;
-	uint32_t pos = 0;
+	uint32_t pos = 0, total = copy ? io->length : io->done;
 	int k, nd, ns, ret;
 
-	for (k = 0; k < SRV_RIO_PIECES && pos < io->length; k++) {
-		uint32_t len = piece_len(io, pos);
-		ssize_t n;
+	if (io->xform && (ret = rio_xform_begin(io))) {
+		io->err = ret;
+		return RIO_RESPOND;
+	}
+	for (k = 0; k < SRV_RIO_PIECES && pos < total; k++) {
+		uint32_t len = total - pos < io->piece ? total - pos : io->piece;
+		ssize_t n = len;
 
 		if (io->c->closing || io->err)
 			break;
-		n = rio_copy_piece(io, pos, len);
+		if (copy)
+			n = rio_copy_piece(io, pos, len);
 		if (n <= 0) {
 			if (n < 0)
 				io->err = (int)n;
 			else if (!pos)
 				io->err = -E_SMB_END_OF_FILE;
+			break;
+		}
+		if (io->xform && (ret = rio_xform_step(io, pos, (uint32_t)n))) {
+			io->err = ret;
 			break;
 		}
 		rio_slice(io, pos, (uint32_t)n, pd, &nd, ps, &ns);
@@ -613,6 +799,9 @@ static enum srv_rio_state rio_pipe_read(struct srv_rio *io)
 		if ((uint32_t)n < len)
 			break;
 	}
+	if (io->xform && !io->err && !(io->err = smb2_xpass_end(&io->xpass, io->xsig)))
+		io->c->stats.xform_bytes += io->done;
+	smb2_xpass_abort(&io->xpass);
 	return RIO_RESPOND;
 }
 
@@ -675,6 +864,7 @@ static void rio_release(struct srv_rio *io)
 	explicit_bzero(&io->signer, sizeof(io->signer));
 	explicit_bzero(&io->sealer, sizeof(io->sealer));
 	explicit_bzero(io->xkey, sizeof(io->xkey));
+	smb2_xpass_abort(&io->xpass);
 	if (io->rxbuf) {
 		/* the kept message buffer: the connection's next spare */
 		if (!c->rx_spare) {
@@ -694,69 +884,6 @@ static void rio_release(struct srv_rio *io)
 		if (c->x->ops->resume(c->x) < 0)
 			c->closing = true;
 	}
-}
-
-/* ---- the RDMA transform ([MS-SMB2] 2.2.43; docs/rdma-transform.md) ---- */
-
-static int rio_xform_iov(const struct srv_rio *io, struct iovec *iov)
-{
-	int i;
-
-	for (i = 0; i < io->nsge; i++) {
-		iov[i].iov_base = io->sge[i].addr;
-		iov[i].iov_len = io->sge[i].len;
-	}
-	return io->nsge;
-}
-
-/* WRITE: the client's payload is in bounce space: decrypt it, or check it. */
-static int rio_xform_check(struct srv_rio *io)
-{
-	struct iovec iov[SRV_MAX_SEG];
-	int n = rio_xform_iov(io, iov), ret;
-
-	if (io->xform == SMB2_RDMA_XFORM_TYPE_ENCRYPTION)
-		ret = smb2_xform_decrypt(io->xcipher, io->xkey, io->xnonce, iov, n, io->xsig);
-	else
-		ret = smb2_xform_verify(io->signer.alg, io->signer.key, io->xnonce, iov, n,
-					io->xsig);
-	if (ret) {
-		io->c->stats.xform_bad++;
-		log_ratelimited(LOG_WARN, "%s: RDMA transform: WRITE payload of %u bytes %s",
-				io->c->x->peer, io->length,
-				ret == -EBADMSG ? "fails its check" : "not checked");
-		return -EACCES;
-	}
-	io->c->stats.xform_bytes += io->length;
-	return 0;
-}
-
-/* READ: the file's data is in bounce space: a fresh nonce, then encrypt or sign. */
-static int rio_xform_apply(struct srv_rio *io)
-{
-	struct srv_channel *ch = srv_channel_find(io->c, io->hdr.session_id);
-	struct iovec iov[SRV_MAX_SEG];
-	int n = rio_xform_iov(io, iov), ret;
-	uint16_t cipher = io->xform == SMB2_RDMA_XFORM_TYPE_ENCRYPTION ? io->xcipher :
-			  SMB2_CIPHER_AES128_GCM;	/* signing: a 12-byte nonce */
-
-	if (!ch)
-		return -ENETRESET;
-	ret = smb2_nonce_next(&ch->sess->xform_nonce, cipher, io->xnonce);
-	if (ret)
-		return ret;
-	io->xnonce_len = cipher == SMB2_CIPHER_AES128_CCM || cipher == SMB2_CIPHER_AES256_CCM ?
-			 11 : 12;
-	/* apart from any GMAC message nonce (MessageId || 0..3) of the same key */
-	io->xnonce[io->xnonce_len - 1] |= 0x80;
-	if (io->xform == SMB2_RDMA_XFORM_TYPE_ENCRYPTION)
-		ret = smb2_xform_encrypt(io->xcipher, io->xkey, io->xnonce, iov, n, io->xsig);
-	else
-		ret = smb2_xform_sign(io->signer.alg, io->signer.key, io->xnonce, iov, n,
-				      io->xsig);
-	if (!ret)
-		io->c->stats.xform_bytes += io->done;
-	return ret;
 }
 
 /*
@@ -790,7 +917,7 @@ static void rio_advance(struct srv_rio *io)
 										   : RIO_RESPOND;
 			} else if (io->write) {
 				io->state = RIO_FETCH;
-				io->pipe = rio_pipe_ok(io);
+				io->pipe = io->xform ? rio_xpipe_ok(io) : rio_pipe_ok(io);
 				ret = io->pipe ? rio_post_piece(io, 0, piece_len(io, 0))
 					       : rio_post(io, false);
 				if (ret) {
@@ -821,7 +948,7 @@ static void rio_advance(struct srv_rio *io)
 			break;
 		case RIO_STORE:
 			if (io->pipe) {
-				io->state = rio_pipe_read(io);
+				io->state = rio_push_pieces(io, true);
 				break;
 			}
 			if (io->win) {
@@ -853,6 +980,12 @@ static void rio_advance(struct srv_rio *io)
 				io->done = io->length;
 			/* what moves: done bytes (a READ's descriptors may hold more) */
 			rio_trim(io, io->done);
+			if (io->xsteps) {
+				/* the cipher or signature pass overlaps the Writes */
+				io->piece = read_piece(io->done, RIO_PIECE);
+				io->state = rio_push_pieces(io, false);
+				break;
+			}
 			if (io->xform && (io->err = rio_xform_apply(io))) {
 				io->state = RIO_RESPOND;
 				break;
@@ -926,6 +1059,8 @@ static int rio_xform_in(struct srv_req *req, struct srv_rio *io, const struct sm
 	}
 	io->xform = x.type;
 	io->xcipher = sess->cipher;
+	io->xsteps = smb2_xpass_can(enc ? SMB2_XPASS_ENCRYPT : SMB2_XPASS_SIGN,
+				    enc ? sess->cipher : io->signer.alg);
 	if (enc)
 		memcpy(io->xkey, io->write ? sess->keys.c2s : sess->keys.s2c, sizeof(io->xkey));
 	if (io->write) {

@@ -28,7 +28,12 @@
 #include "proto/ntstatus.h"
 #include "proto/rdma_xform.h"
 
-#define LEN (256u << 10)
+/*
+ * WRITE sizes: one piece (rdaxd checks the payload at once), and several
+ * (its RDMA Reads overlap the check in steps; the tag after the last)
+ */
+static const uint32_t lens[] = { 256u << 10, (1u << 20) + (12u << 10) };
+#define LEN_MAX ((1u << 20) + (12u << 10))
 
 static const char *host, *share, *user, *pwfile;
 static unsigned int port;
@@ -59,15 +64,15 @@ static const char *const mname[] = {
 static uint8_t last_nonce[16];
 
 /*
- * One WRITE of LEN bytes of buf at off with a transform of the session's
+ * One WRITE of len bytes of buf at offset 0 with a transform of the session's
  * kind, changed as m says; the response status, or -errno when the
  * request could not be made or the connection failed.
  */
-static long xform_write(struct rdax_conn *c, struct rdax_file *f, uint8_t *buf, uint64_t off,
+static long xform_write(struct rdax_conn *c, struct rdax_file *f, uint8_t *buf, uint32_t len,
 			enum mutation m)
 {
 	struct smb2_rdma_xform x = { 0 };
-	struct smb2_write_req wr = { .offset = off, .fid = f->fid };
+	struct smb2_write_req wr = { .fid = f->fid };
 	struct cli_chan *chan = &c->chans[0];
 	uint8_t ci[SMB2_RDMA_XFORM_MAX(SMBD_DESC_SIZE) + 16], di[SMBD_DESC_SIZE];
 	uint8_t *payload = buf;
@@ -94,14 +99,14 @@ static long xform_write(struct rdax_conn *c, struct rdax_file *f, uint8_t *buf, 
 		x.nonce[x.nonce_len - 1] |= 0x80;
 	}
 	if (enc) {
-		if (cli_xbuf_get(c, LEN, &xb))
+		if (cli_xbuf_get(c, len, &xb))
 			return -ENOMEM;
-		memcpy(xb->addr, buf, LEN);
+		memcpy(xb->addr, buf, len);
 		payload = xb->addr;
-		iov = (struct iovec){ payload, LEN };
+		iov = (struct iovec){ payload, len };
 		ret = smb2_xform_encrypt(c->cipher, c->keys.c2s, x.nonce, &iov, 1, x.sig);
 	} else {
-		iov = (struct iovec){ payload, LEN };
+		iov = (struct iovec){ payload, len };
 		ret = smb2_xform_sign(c->sign_alg, chan->signing_key, x.nonce, &iov, 1, x.sig);
 	}
 	if (ret)
@@ -109,8 +114,8 @@ static long xform_write(struct rdax_conn *c, struct rdax_file *f, uint8_t *buf, 
 	if (m == M_NONE)
 		memcpy(last_nonce, x.nonce, sizeof(last_nonce));
 	if (m == M_TAMPER)
-		payload[LEN / 2] ^= 0x01;	/* after the transform: the NIC reads this */
-	ret = cli_rdma_prepare(c, chan, xb, payload, LEN, false, &r);
+		payload[len / 2] ^= 0x01;	/* after the transform: the NIC reads this */
+	ret = cli_rdma_prepare(c, chan, xb, payload, len, false, &r);
 	if (ret || !r.channel) {
 		ret = ret ? ret : -EOPNOTSUPP;
 		goto out_xb;
@@ -133,11 +138,11 @@ static long xform_write(struct rdax_conn *c, struct rdax_file *f, uint8_t *buf, 
 	if (m == M_DESC)
 		put_le16(ci + 2, SMBD_DESC_SIZE + 8);
 	wr.channel = SMB2_CHANNEL_RDMA_TRANSFORM;
-	wr.remaining = LEN;
+	wr.remaining = len;
 	wr.channel_info.p = ci;
 	wr.channel_info.len = (uint32_t)n;
 	cli_chain_init(c, &ch);
-	ret = cli_chain_add(c, &ch, SMB2_WRITE, f->t->id, false, smb2_credit_charge_for(LEN),
+	ret = cli_chain_add(c, &ch, SMB2_WRITE, f->t->id, false, smb2_credit_charge_for(len),
 			    48 + sizeof(ci), &w);
 	if (ret) {
 		cli_chain_abort(c, &ch);
@@ -219,6 +224,9 @@ static void session_cases(bool encrypt, struct rdax_tree *keep)
 	uint8_t *buf = NULL, *back = NULL;
 	struct rdax_stats s0, s1;
 	enum mutation m;
+	char what[96];
+	uint32_t len = 0;
+	size_t i;
 	long ret;
 
 	if (!c)
@@ -227,33 +235,37 @@ static void session_cases(bool encrypt, struct rdax_tree *keep)
 		BAD("%s session: the server took no %s transform", kind, kind);
 		goto out;
 	}
-	buf = aligned_alloc(4096, LEN);
-	back = aligned_alloc(4096, LEN);
+	buf = aligned_alloc(4096, LEN_MAX);
+	back = aligned_alloc(4096, LEN_MAX);
 	if (!buf || !back || rdax_tree_connect(c, share, &t) ||
 	    rdax_open(t, encrypt ? "xform-enc.bin" : "xform-sign.bin",
 		      O_RDWR | O_CREAT | O_TRUNC, &f)) {
 		BAD("%s session: open: %s", kind, rdax_conn_errmsg(c));
 		goto out;
 	}
-	crypto_random(buf, LEN);
-	ret = xform_write(c, f, buf, 0, M_NONE);
-	if (ret)
-		BAD("%s: %s: status/errno %ld", kind, mname[M_NONE], ret);
-	else
-		OK("%s: %s is taken", kind, mname[M_NONE]);
-	for (m = M_TAMPER; m <= M_WRONG_KIND; m++) {
-		/* taken, the tampered ones would change what is read back below */
-		ret = xform_write(c, f, buf, 0, m);
-		if (m == M_TAMPER)
-			buf[LEN / 2] ^= (uint8_t)(encrypt ? 0 : 0x01);	/* signed: put it back */
-		refused(kind, mname[m], ret);
-		still_serving(keep, mname[m]);
+	crypto_random(buf, LEN_MAX);
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		len = lens[i];
+		ret = xform_write(c, f, buf, len, M_NONE);
+		if (ret)
+			BAD("%s, %u bytes: %s: status/errno %ld", kind, len, mname[M_NONE], ret);
+		else
+			OK("%s, %u bytes: %s is taken", kind, len, mname[M_NONE]);
+		for (m = M_TAMPER; m <= M_WRONG_KIND; m++) {
+			/* taken, the tampered ones would change what is read back below */
+			ret = xform_write(c, f, buf, len, m);
+			if (m == M_TAMPER)	/* signed: put it back */
+				buf[len / 2] ^= (uint8_t)(encrypt ? 0 : 0x01);
+			snprintf(what, sizeof(what), "%u bytes: %s", len, mname[m]);
+			refused(kind, what, ret);
+			still_serving(keep, what);
+		}
 	}
 	/* the same connection serves on: a transformed RDMA READ of the good data */
 	rdax_conn_stats(c, &s0);
-	if (rdax_pread(f, back, LEN, 0) != (ssize_t)LEN || memcmp(back, buf, LEN))
+	if (rdax_pread(f, back, len, 0) != (ssize_t)len || memcmp(back, buf, len))
 		BAD("%s: read back after the refusals: %s", kind, rdax_conn_errmsg(c));
-	else if (rdax_conn_stats(c, &s1), s1.rdma_bytes - s0.rdma_bytes < LEN)
+	else if (rdax_conn_stats(c, &s1), s1.rdma_bytes - s0.rdma_bytes < len)
 		BAD("%s: read back, but not by RDMA", kind);
 	else
 		OK("%s: the connection reads back the good WRITE's data by RDMA", kind);
@@ -269,7 +281,7 @@ static void dialect_300(struct rdax_tree *keep)
 	struct rdax_conn *c = conn(RDAX_SMB_3_0, false);
 	struct rdax_tree *t = NULL;
 	struct rdax_file *f = NULL;
-	uint8_t *buf = aligned_alloc(4096, LEN);
+	uint8_t *buf = aligned_alloc(4096, lens[0]);
 	long ret;
 
 	if (!c || !buf)
@@ -281,7 +293,7 @@ static void dialect_300(struct rdax_tree *keep)
 		BAD("3.0: open: %s", rdax_conn_errmsg(c));
 		goto out;
 	}
-	memset(buf, 0x5a, LEN);
+	memset(buf, 0x5a, lens[0]);
 	/*
 	 * A client that sends one anyway: the library moves this signed
 	 * session's data by RDMA only as if the transform were there, with a
@@ -289,11 +301,11 @@ static void dialect_300(struct rdax_tree *keep)
 	 */
 	smb2_nonce_gen_init(&c->xform_nonce);
 	c->xform_sign = true;
-	ret = xform_write(c, f, buf, 0, M_NONE);
+	ret = xform_write(c, f, buf, lens[0], M_NONE);
 	c->xform_sign = false;
 	refused("3.0", "a transform on a 3.0 connection", ret);
 	still_serving(keep, "a transform on 3.0");
-	if (rdax_pwrite(f, buf, LEN, 0) != (ssize_t)LEN)
+	if (rdax_pwrite(f, buf, lens[0], 0) != (ssize_t)lens[0])
 		BAD("3.0: the connection stopped serving: %s", rdax_conn_errmsg(c));
 	else
 		OK("3.0: the connection serves on");
