@@ -654,29 +654,41 @@ static ssize_t read_full(int fd, uint8_t *buf, size_t len)
 }
 
 /*
- * READs of size bytes in flight, written to fd in order. Past size one
- * READ at a time, so a file that grew is read to its new end.
+ * READs of size bytes in flight, written to fd in order. At size the
+ * file is asked its size again, so one that grew is read to its new end
+ * (a READ past the end would do, but its error answer is the one ksmbd
+ * signs wrongly: docs/rdma-transform.md).
  */
 static int pipe_get(struct pipe *p, uint64_t size, int fd, const char *local,
 		    struct progress *pr, uint64_t *done)
 {
+	struct rdax_stat st;
 	uint64_t next = 0;
 	bool end = false;
 	int ret;
 
 	for (;;) {
-		while (!end && p->n < p->depth && (next < size || !p->n)) {
+		while (!end && p->n < p->depth && next < size) {
 			size_t len = p->chunk;
 
-			if (next < size && size - next < len)
+			if (size - next < len)
 				len = (size_t)(size - next);
 			ret = pipe_submit(p, pipe_tail(p), next, len);
 			if (ret)
 				return pipe_fail(p, NULL, ret);
 			next += len;
 		}
-		if (!p->n)
-			return 0;
+		if (!p->n) {
+			if (end)
+				return 0;
+			ret = rdax_fstat(p->f, &st);
+			if (ret)
+				return pipe_fail(p, NULL, ret);
+			if (st.size <= size)
+				return 0;
+			size = st.size;
+			continue;
+		}
 		ret = pipe_wait_head(p);
 		if (ret)
 			return pipe_fail(p, NULL, ret);

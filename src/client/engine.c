@@ -829,11 +829,18 @@ static int on_msg(void *arg, uint8_t *msg, size_t len)
 			goto next;	/* not ours: a late reply */
 		if (h.status == STATUS_PENDING && h.flags & SMB2_FLAGS_ASYNC_COMMAND)
 			goto next;	/* interim: the final response follows */
-		/* channel setup checks its own signatures */
+		/*
+		 * Channel setup checks its own signatures. A badly signed
+		 * answer is dropped and fails its request alone: the
+		 * connection goes on (MS-SMB2 3.2.5.1.3), as a reconnect
+		 * would only replay the request into the same answer.
+		 */
 		if (!enc && !ch->setup && c->have_key && h.flags & SMB2_FLAGS_SIGNED &&
-		    smb2_sign_verify(c->sign_alg, chan->signing_key, msg + off, plen))
-			return cli_err(c, -EBADMSG, "bad signature on %s response from %s",
-				       smb2_cmd_name(h.command), chan->peer);
+		    smb2_sign_verify(c->sign_alg, chan->signing_key, msg + off, plen)) {
+			chain_finish(c, ch, cli_err(c, -EBADMSG, "bad signature on %s response from %s",
+						    smb2_cmd_name(h.command), chan->peer));
+			goto next;
+		}
 		if (!enc && !ch->setup && c->signing && c->have_key &&
 		    !(h.flags & SMB2_FLAGS_SIGNED))
 			return cli_err(c, -EBADMSG, "unsigned %s response from %s on a signed session",

@@ -5,7 +5,7 @@
  * connection that stays open, answers that trickle in, and a server that
  * looks like one without server-side copy. Everything else passes as is.
  *
- * usage: relay [--no-resume-key] LISTEN_PORT SERVER_PORT
+ * usage: relay [--no-resume-key | --spoil-read-errors] LISTEN_PORT SERVER_PORT
  *   prints "ready" once it listens on 127.0.0.1:LISTEN_PORT.
  *   SIGUSR1: stop reading the server's answers (they wait in its socket)
  *   SIGUSR2: pass the server's answers on at 256 bytes per 100 ms
@@ -13,6 +13,8 @@
  *   --no-resume-key: FSCTL_SRV_REQUEST_RESUME_KEY requests reach the
  *   server as an unknown FSCTL, which it refuses (unsigned sessions only)
  *   as a server without server-side copy would.
+ *   --spoil-read-errors: a signed error answer to a READ (END_OF_FILE...)
+ *   reaches the client with a wrong signature, as ksmbd 6.1 signs them.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,7 +35,10 @@
 #define TRICKLE_MS 100
 #define MAX_MSG (16u << 20)
 
+#define SMB2_READ 0x0008
 #define SMB2_IOCTL 0x000B
+#define SMB2_FLAGS_SIGNED 0x00000008u
+#define STATUS_PENDING 0x00000103u
 #define FSCTL_SRV_REQUEST_RESUME_KEY 0x00140078u
 #define FSCTL_UNKNOWN 0x0014FFFCu
 
@@ -43,11 +48,13 @@ struct pair {
 	int cli, srv;
 	uint8_t *msg;			/* client -> server message being gathered */
 	size_t have, need;
+	uint8_t *smsg;			/* server -> client, with --spoil-read-errors */
+	size_t shave, sneed;
 	uint64_t next_ms;		/* trickle: next time the server side is read */
 };
 
 static volatile sig_atomic_t mode = PASS;
-static bool no_resume_key;
+static bool no_resume_key, spoil_read_errors;
 static struct pair pairs[MAX_PAIRS];
 static int npairs;
 
@@ -111,41 +118,70 @@ static void rewrite(uint8_t *m, size_t len)
 	}
 }
 
+/* One server message: break the signature of signed READ error answers. */
+static void spoil(uint8_t *m, size_t len)
+{
+	size_t off = 0, next;
+	uint32_t st;
+
+	for (;;) {
+		uint8_t *h = m + off;
+
+		if (off + 64 > len || memcmp(h, "\xfeSMB", 4))
+			return;
+		next = le32(h + 20);
+		st = le32(h + 8);
+		if ((h[12] | h[13] << 8) == SMB2_READ && st && st != STATUS_PENDING &&
+		    le32(h + 16) & SMB2_FLAGS_SIGNED)
+			h[48] ^= 0x5a;
+		if (!next || off + next <= off)
+			return;
+		off += next;
+	}
+}
+
 static void pair_close(int i)
 {
 	close(pairs[i].cli);
 	close(pairs[i].srv);
 	free(pairs[i].msg);
+	free(pairs[i].smsg);
 	pairs[i] = pairs[--npairs];
 }
 
-/* Client to server: whole messages, so they can be rewritten. */
-static int from_client(struct pair *p)
+/* Whole messages from one side to the other, edited on the way. */
+static int gather(int from, int to, uint8_t *msg, size_t *have, size_t *need,
+		  void (*edit)(uint8_t *m, size_t len))
 {
 	ssize_t n;
 
-	if (p->have < 4)
-		n = recv(p->cli, p->msg + p->have, 4 - p->have, 0);
+	if (*have < 4)
+		n = recv(from, msg + *have, 4 - *have, 0);
 	else
-		n = recv(p->cli, p->msg + p->have, p->need - p->have, 0);
+		n = recv(from, msg + *have, *need - *have, 0);
 	if (n < 0 && errno == EINTR)
 		return 0;
 	if (n <= 0)
 		return -1;
-	p->have += (size_t)n;
-	if (p->have == 4) {
-		p->need = 4 + ((size_t)p->msg[1] << 16 | p->msg[2] << 8 | p->msg[3]);
-		if (p->need > MAX_MSG + 4)
+	*have += (size_t)n;
+	if (*have == 4) {
+		*need = 4 + ((size_t)msg[1] << 16 | msg[2] << 8 | msg[3]);
+		if (*need > MAX_MSG + 4)
 			return -1;
 	}
-	if (p->have < 4 || p->have < p->need)
+	if (*have < 4 || *have < *need)
 		return 0;
-	rewrite(p->msg + 4, p->need - 4);
-	if (write_all(p->srv, p->msg, p->need))
+	edit(msg + 4, *need - 4);
+	if (write_all(to, msg, *need))
 		return -1;
-	p->have = 0;
-	p->need = 0;
+	*have = 0;
+	*need = 0;
 	return 0;
+}
+
+static int from_client(struct pair *p)
+{
+	return gather(p->cli, p->srv, p->msg, &p->have, &p->need, rewrite);
 }
 
 static int from_server(struct pair *p)
@@ -154,6 +190,8 @@ static int from_server(struct pair *p)
 	size_t want = mode == TRICKLE ? TRICKLE_BYTES : sizeof(buf);
 	ssize_t n;
 
+	if (spoil_read_errors)
+		return gather(p->srv, p->cli, p->smsg, &p->shave, &p->sneed, spoil);
 	n = recv(p->srv, buf, want, 0);
 	if (n < 0 && errno == EINTR)
 		return 0;
@@ -190,9 +228,14 @@ int main(int argc, char **argv)
 		no_resume_key = true;
 		argv++;
 		argc--;
+	} else if (argc > 1 && !strcmp(argv[1], "--spoil-read-errors")) {
+		spoil_read_errors = true;
+		argv++;
+		argc--;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: relay [--no-resume-key] LISTEN_PORT SERVER_PORT\n");
+		fprintf(stderr, "usage: relay [--no-resume-key | --spoil-read-errors] "
+			"LISTEN_PORT SERVER_PORT\n");
 		return 2;
 	}
 	lport = (unsigned int)atoi(argv[1]);
@@ -250,7 +293,11 @@ int main(int argc, char **argv)
 			}
 			pairs[npairs] = (struct pair){ .cli = c, .srv = s };
 			pairs[npairs].msg = malloc(MAX_MSG + 4);
-			if (!pairs[npairs].msg) {
+			if (spoil_read_errors)
+				pairs[npairs].smsg = malloc(MAX_MSG + 4);
+			if (!pairs[npairs].msg || (spoil_read_errors && !pairs[npairs].smsg)) {
+				free(pairs[npairs].msg);
+				free(pairs[npairs].smsg);
 				close(c);
 				close(s);
 				continue;
