@@ -38,7 +38,8 @@ override CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 override LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-LIBS_CORE := -lcrypto -linih -lpmem2 -luring -lnuma -lrdmacm -libverbs -lpthread
+# liburcu-bp: the DAX store's lock-free readers (LGPL, linked)
+LIBS_CORE := -lcrypto -linih -lpmem2 -lurcu-bp -luring -lnuma -lrdmacm -libverbs -lpthread
 # the server's state tables: liburcu's lock-free hash tables (LGPL, linked)
 LIBS_SRV  := -lurcu-cds -lurcu -lacl -lsystemd
 

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * DAX store on libpmem2 (see dax.h). One dax_file per inode, shared by
- * every open of it; the server's workers use it concurrently: I/O takes
- * the file's lock shared, growing or shrinking the mapping takes it
- * exclusive.
+ * every open of it; the server's workers use it concurrently, and I/O
+ * takes no lock. The mapping lies in a fixed reservation (its base never
+ * moves), so a copy needs only mapped, map_rw and the descriptor, read
+ * inside an RCU read-side section (liburcu's bulletproof flavour: any
+ * thread, no registration, a domain of the store's own). Growth maps a
+ * piece, then publishes the larger mapped (release). Whatever unmaps
+ * (truncate, the read-only to writable switch) first publishes the
+ * smaller mapped, waits out a grace period, and only then unmaps, so no
+ * copy still runs in what goes. Those changers serialize on wlock.
  *
  * The store's descriptor is opened anew from an open's, with that open's
  * access and by its caller (so by the same user, whom the kernel checks
@@ -25,6 +31,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <urcu/urcu-bp.h>
 
 #include "store/dax.h"
 
@@ -38,28 +45,31 @@ struct dax_map {
 };
 
 struct dax_file {
-	pthread_rwlock_t lock;
-	int fd;				/* reopened from an open's descriptor */
-	bool fd_rw;			/* ... open read-write */
+	pthread_mutex_t wlock;		/* map, unmap, upgrade: among themselves */
+	atomic_int fd;			/* reopened from an open's descriptor */
+	atomic_bool fd_rw;		/* ... open read-write */
 	/* the read-only one a writer's replaced (in-flight I/O may name it) */
 	int ro_fd;
 	struct pmem2_source *ro_src;
 	atomic_bool map_rw;		/* the mapping may be written */
 	bool upgrade_pending;		/* map_rw once no window holds it */
+	/* retired pieces or an upgrade wait for the last window */
+	atomic_bool waiting;
 	bool device;			/* device DAX: fixed size, never remapped */
 	struct pmem2_source *src;
 	struct pmem2_vm_reservation *rsv;
-	char *base;
+	char *base;			/* fixed: the reservation's, or the device's */
 	uint64_t rsv_size;
 	size_t align;
 	uint64_t dev_size;
 	struct dax_map maps[DAX_MAX_MAPS];
-	int nmaps;
-	/* pieces cut off by a truncate while the NIC may still hold them */
-	struct pmem2_map *retired[DAX_MAX_MAPS];
-	int nretired;
+	atomic_int nmaps;
+	/* pieces cut off while a window may still hold them */
+	struct dax_map retired[DAX_MAX_MAPS];
+	atomic_int nretired;
 	atomic_int holds;
-	uint64_t mapped;		/* [0, mapped) is mapped, below EOF */
+	/* [0, mapped) is mapped, below EOF; readers load it acquire */
+	_Atomic uint64_t mapped;
 	enum dax_gran gran;
 	pmem2_memcpy_fn memcpy_fn;
 	pmem2_persist_fn persist_fn;
@@ -96,9 +106,18 @@ const char *dax_gran_name(enum dax_gran g)
 	return g == DAX_GRAN_BYTE ? "byte" : "cache line";
 }
 
-/* map [f->mapped, to) into the reservation; exclusive lock held */
+static uint64_t mapped_now(struct dax_file *f)
+{
+	return atomic_load_explicit(&f->mapped, memory_order_acquire);
+}
+
+/*
+ * Map [mapped, to) into the reservation, then publish it; wlock held (or
+ * the file not shared yet).
+ */
 static int map_piece(struct dax_file *f, uint64_t to, char *why, size_t whylen)
 {
+	uint64_t from = atomic_load_explicit(&f->mapped, memory_order_relaxed);
 	struct pmem2_config *cfg;
 	struct dax_map *m;
 	int ret;
@@ -112,10 +131,10 @@ static int map_piece(struct dax_file *f, uint64_t to, char *why, size_t whylen)
 	pmem2_config_set_sharing(cfg, PMEM2_SHARED);
 	pmem2_config_set_protection(cfg, atomic_load(&f->map_rw) ?
 				    PMEM2_PROT_READ | PMEM2_PROT_WRITE : PMEM2_PROT_READ);
-	pmem2_config_set_offset(cfg, f->mapped);
-	pmem2_config_set_length(cfg, to - f->mapped);
+	pmem2_config_set_offset(cfg, from);
+	pmem2_config_set_length(cfg, to - from);
 	if (f->rsv)
-		pmem2_config_set_vm_reservation(cfg, f->rsv, f->mapped);
+		pmem2_config_set_vm_reservation(cfg, f->rsv, from);
 	m = &f->maps[f->nmaps];
 	ret = pmem2_map_new(&m->map, cfg, f->src);
 	pmem2_config_delete(&cfg);
@@ -125,59 +144,103 @@ static int map_piece(struct dax_file *f, uint64_t to, char *why, size_t whylen)
 				 "no MAP_SYNC here: not a DAX file system" : pmem2_errormsg());
 		return ret == PMEM2_E_GRANULARITY_NOT_SUPPORTED ? -EOPNOTSUPP : pmem2_err(ret);
 	}
-	if (!f->nmaps) {
-		f->base = pmem2_map_get_address(m->map);
+	if (!f->memcpy_fn) {
+		/* the first piece: a device's one, or the reservation's start */
+		if (!f->base)
+			f->base = pmem2_map_get_address(m->map);
 		f->gran = pmem2_map_get_store_granularity(m->map) == PMEM2_GRANULARITY_BYTE ?
 			  DAX_GRAN_BYTE : DAX_GRAN_CACHE_LINE;
 		f->memcpy_fn = pmem2_get_memcpy_fn(m->map);
 		f->persist_fn = pmem2_get_persist_fn(m->map);
 		f->drain_fn = pmem2_get_drain_fn(m->map);
 	}
-	m->off = f->mapped;
-	m->len = to - f->mapped;
+	m->off = from;
+	m->len = to - from;
 	f->nmaps++;
-	f->mapped = to;
+	atomic_store_explicit(&f->mapped, to, memory_order_release);
 	return 0;
 }
 
 static void reap_retired(struct dax_file *f)
 {
 	while (f->nretired)
-		pmem2_map_delete(&f->retired[--f->nretired]);
+		pmem2_map_delete(&f->retired[--f->nretired].map);
+}
+
+/* Pieces k and up go: unmapped, or retired while windows are held. */
+static int drop_pieces(struct dax_file *f, int k, bool held)
+{
+	int ret = 0;
+
+	while (f->nmaps > k) {
+		struct dax_map *m = &f->maps[f->nmaps - 1];
+
+		if (held) {
+			f->retired[f->nretired++] = *m;
+			m->map = NULL;
+		} else {
+			int r = pmem2_map_delete(&m->map);
+
+			if (r && !ret)
+				ret = pmem2_err(r);
+		}
+		f->nmaps--;
+	}
+	return ret;
 }
 
 /*
- * Drop pieces above to (and a piece straddling it); exclusive lock held.
- * With windows held (RDMA in flight) the pieces stay mapped, retired,
- * until the last window goes: the CPU never reaches them again, and the
- * NIC at worst gets an access error for its own request.
+ * Drop pieces above to (and a piece straddling it); wlock held. The
+ * smaller mapped is published first and a grace period waited out, so no
+ * copy still runs in them. With windows held the pieces stay mapped,
+ * retired, until the last window goes: no copy of the store reaches them
+ * again, and a truncate makes what lies past EOF anonymous (retired_cut).
+ * waiting is set before holds is read (dax_window_put does the reverse),
+ * so one of the two sees the other.
  */
 static int unmap_above(struct dax_file *f, uint64_t to)
 {
-	int ret;
+	int k = f->nmaps, ret;
 
-	while (f->nmaps && f->maps[f->nmaps - 1].off + f->maps[f->nmaps - 1].len > to) {
-		struct dax_map *m = &f->maps[f->nmaps - 1];
-
-		if (atomic_load(&f->holds)) {
-			f->retired[f->nretired++] = m->map;
-			m->map = NULL;
-		} else {
-			ret = pmem2_map_delete(&m->map);
-			if (ret)
-				return pmem2_err(ret);
-		}
-		f->nmaps--;
-		f->mapped = m->off;
-	}
-	if (!f->nmaps)
-		f->base = NULL;
-	return 0;
+	while (k && f->maps[k - 1].off + f->maps[k - 1].len > to)
+		k--;
+	if (k == f->nmaps)
+		return 0;
+	atomic_store_explicit(&f->mapped, f->maps[k].off, memory_order_release);
+	urcu_bp_synchronize_rcu();
+	atomic_store(&f->waiting, true);
+	ret = drop_pieces(f, k, atomic_load(&f->holds) != 0);
+	atomic_store(&f->waiting, f->nretired || f->upgrade_pending);
+	return ret;
 }
 
 static uint64_t align_down(uint64_t v, uint64_t a)
 {
 	return v & ~(a - 1);
+}
+
+/*
+ * The file is cut to eof while windows hold retired pieces: a holder may
+ * still have the CPU or the kernel touch them (a socket receiving into
+ * one, a persist, a send from one), and a page past EOF would fault
+ * (SIGBUS). Their part from the page after eof on becomes anonymous
+ * memory first: what is written there is lost with the rest of the cut,
+ * what is read is zero. Below eof they stay the file's. wlock held.
+ */
+static void retired_cut(struct dax_file *f, uint64_t eof)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t from = (eof + page - 1) & ~(page - 1);
+	int i;
+
+	for (i = 0; i < f->nretired; i++) {
+		struct dax_map *m = &f->retired[i];
+		uint64_t s = from > m->off ? from : m->off;
+
+		if (s < m->off + m->len)
+			mmap(f->base + s, m->off + m->len - s, PROT_READ | PROT_WRITE,
+			     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	}
 }
 
 static int file_size(struct dax_file *f, uint64_t *size)
@@ -200,32 +263,41 @@ static int file_size(struct dax_file *f, uint64_t *size)
  * is made durable first, since writes through the mapping never touch
  * file metadata.
  */
+/* The mappable part of the file now: [0, what this gives). */
+static int map_target(struct dax_file *f, uint64_t *to)
+{
+	uint64_t size;
+	int ret = file_size(f, &size);
+
+	if (!ret)
+		*to = align_down(size < f->rsv_size ? size : f->rsv_size, f->align);
+	return ret;
+}
+
 static bool grow_wanted(struct dax_file *f, uint64_t want)
 {
-	uint64_t step = f->mapped / 2 > DAX_GROW_MIN ? f->mapped / 2 : DAX_GROW_MIN;
+	uint64_t mapped = mapped_now(f);
+	uint64_t step = mapped / 2 > DAX_GROW_MIN ? mapped / 2 : DAX_GROW_MIN;
 
 	/* retired pieces still occupy the reservation above mapped */
-	return want > f->mapped && want - f->mapped >= step && f->nmaps < DAX_MAX_MAPS &&
+	return want > mapped && want - mapped >= step && f->nmaps < DAX_MAX_MAPS &&
 	       !f->nretired;
 }
 
+/*
+ * Asked without a lock first (a tail write asks each time); the size is
+ * taken again under wlock, since a truncate may have come in between.
+ */
 static void maybe_grow(struct dax_file *f)
 {
-	uint64_t size, want;
-	bool grow;
+	uint64_t want;
 
-	if (f->device || file_size(f, &size))
+	if (f->device || map_target(f, &want) || !grow_wanted(f, want))
 		return;
-	want = align_down(size < f->rsv_size ? size : f->rsv_size, f->align);
-	pthread_rwlock_rdlock(&f->lock);
-	grow = grow_wanted(f, want);
-	pthread_rwlock_unlock(&f->lock);
-	if (!grow)
-		return;
-	pthread_rwlock_wrlock(&f->lock);
-	if (grow_wanted(f, want) && !fdatasync(f->fd))
+	pthread_mutex_lock(&f->wlock);
+	if (!map_target(f, &want) && grow_wanted(f, want) && !fdatasync(f->fd))
 		map_piece(f, want, NULL, 0);	/* on failure the tail path goes on */
-	pthread_rwlock_unlock(&f->lock);
+	pthread_mutex_unlock(&f->wlock);
 }
 
 int dax_open(int fd, struct dax_file **out, char *why, size_t whylen)
@@ -250,7 +322,7 @@ int dax_open(int fd, struct dax_file **out, char *why, size_t whylen)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
-	pthread_rwlock_init(&f->lock, NULL);
+	pthread_mutex_init(&f->wlock, NULL);
 	f->device = S_ISCHR(st.st_mode);
 	f->ro_fd = -1;
 	f->fd_rw = mode == O_RDWR;
@@ -299,6 +371,7 @@ int dax_open(int fd, struct dax_file **out, char *why, size_t whylen)
 			ret = pmem2_err(ret);
 			goto out_source;
 		}
+		f->base = pmem2_vm_reservation_get_address(f->rsv);
 		if (align_down((uint64_t)st.st_size, f->align)) {
 			ret = map_piece(f, align_down((uint64_t)st.st_size, f->align), why, whylen);
 			if (ret)
@@ -314,7 +387,7 @@ out_source:
 out_close:
 	close(f->fd);
 out_free:
-	pthread_rwlock_destroy(&f->lock);
+	pthread_mutex_destroy(&f->wlock);
 	free(f);
 	return ret;
 }
@@ -325,7 +398,8 @@ void dax_close(struct dax_file **fp)
 
 	if (!f)
 		return;
-	unmap_above(f, 0);
+	/* no I/O is left: no grace period to wait for */
+	drop_pieces(f, 0, false);
 	reap_retired(f);
 	if (f->rsv)
 		pmem2_vm_reservation_delete(&f->rsv);
@@ -335,7 +409,7 @@ void dax_close(struct dax_file **fp)
 		pmem2_source_delete(&f->ro_src);
 	if (f->ro_fd >= 0)
 		close(f->ro_fd);
-	pthread_rwlock_destroy(&f->lock);
+	pthread_mutex_destroy(&f->wlock);
 	free(f);
 	*fp = NULL;
 }
@@ -343,23 +417,33 @@ void dax_close(struct dax_file **fp)
 /*
  * A pending upgrade, once nothing holds the read-only pieces: map the
  * file again, writable, below EOF. Exclusive lock held. A failure leaves
- * less (or nothing) mapped: the descriptor serves the rest.
+ * less (or nothing) mapped: the descriptor serves the rest. A window
+ * taken while the pieces went leaves them retired: its put ends this.
  */
 static void finish_upgrade(struct dax_file *f)
 {
-	uint64_t size, to;
+	uint64_t to;
 
 	if (!f->upgrade_pending || atomic_load(&f->holds) || f->nretired)
 		return;
-	if (unmap_above(f, 0))
+	if (unmap_above(f, 0) || f->nretired)
 		return;
 	f->upgrade_pending = false;
+	atomic_store(&f->waiting, false);
+	/* nothing is mapped: no reader sees map_rw with a read-only piece */
 	atomic_store(&f->map_rw, true);
-	if (file_size(f, &size))
-		return;
-	to = align_down(size < f->rsv_size ? size : f->rsv_size, f->align);
-	if (to && !fdatasync(f->fd))
+	if (!map_target(f, &to) && to && !fdatasync(f->fd))
 		map_piece(f, to, NULL, 0);
+}
+
+/* The last window went (wlock held): what waited for it. */
+static void settle(struct dax_file *f)
+{
+	if (!atomic_load(&f->holds)) {
+		reap_retired(f);
+		finish_upgrade(f);
+	}
+	atomic_store(&f->waiting, f->nretired || f->upgrade_pending);
 }
 
 int dax_upgrade(struct dax_file *f, int fd)
@@ -382,33 +466,30 @@ int dax_upgrade(struct dax_file *f, int fd)
 		close(nfd);
 		return pmem2_err(ret);
 	}
-	pthread_rwlock_wrlock(&f->lock);
-	if (f->fd_rw) {
+	pthread_mutex_lock(&f->wlock);
+	if (atomic_load(&f->fd_rw)) {
 		/* another writer came first */
-		pthread_rwlock_unlock(&f->lock);
+		pthread_mutex_unlock(&f->wlock);
 		pmem2_source_delete(&src);
 		close(nfd);
 		return 0;
 	}
-	f->ro_fd = f->fd;
+	/* the read-only descriptor stays open: a reader may still use it */
+	f->ro_fd = atomic_load(&f->fd);
 	f->ro_src = f->src;
-	f->fd = nfd;
 	f->src = src;
-	f->fd_rw = true;
+	atomic_store(&f->fd, nfd);
+	atomic_store(&f->fd_rw, true);	/* after fd: a writer seeing it uses nfd */
 	f->upgrade_pending = true;
+	atomic_store(&f->waiting, true);
 	finish_upgrade(f);
-	pthread_rwlock_unlock(&f->lock);
+	pthread_mutex_unlock(&f->wlock);
 	return 0;
 }
 
 bool dax_writable(struct dax_file *f)
 {
-	bool rw;
-
-	pthread_rwlock_rdlock(&f->lock);
-	rw = f->fd_rw;
-	pthread_rwlock_unlock(&f->lock);
-	return rw;
+	return atomic_load(&f->fd_rw);
 }
 
 int dax_probe(int dirfd, char *why, size_t whylen)
@@ -483,8 +564,7 @@ static int iov_sub(const struct iovec *iov, int n, uint64_t skip,
 	return k;
 }
 
-static ssize_t rw_fd(struct dax_file *f, const struct iovec *iov, int n,
-		     uint64_t off, bool write)
+static ssize_t rw_fd(int fd, const struct iovec *iov, int n, uint64_t off, bool write)
 {
 	uint64_t want = iov_total(iov, n), done = 0;
 	struct iovec sub[64];
@@ -496,9 +576,9 @@ static ssize_t rw_fd(struct dax_file *f, const struct iovec *iov, int n,
 		if (k < 0)
 			return k;
 		if (write)
-			r = pwritev2(f->fd, sub, k, (off_t)(off + done), RWF_DSYNC);
+			r = pwritev2(fd, sub, k, (off_t)(off + done), RWF_DSYNC);
 		else
-			r = preadv(f->fd, sub, k, (off_t)(off + done));
+			r = preadv(fd, sub, k, (off_t)(off + done));
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -511,34 +591,40 @@ static ssize_t rw_fd(struct dax_file *f, const struct iovec *iov, int n,
 	return (ssize_t)done;
 }
 
+/*
+ * The copies run inside an RCU read-side section, with the mapped end
+ * loaded once: what unmaps waits for them. The descriptor's part runs
+ * after it (descriptors stay open until dax_close).
+ */
 ssize_t dax_preadv(struct dax_file *f, const struct iovec *iov, int n, uint64_t off)
 {
-	uint64_t len = iov_total(iov, n), inmap = 0;
+	uint64_t len = iov_total(iov, n), inmap = 0, mapped;
 	ssize_t r = 0;
 
 	if (off > INT64_MAX || len > INT64_MAX - off)
 		return -EINVAL;
-	pthread_rwlock_rdlock(&f->lock);
+	urcu_bp_read_lock();
+	mapped = mapped_now(f);
 	if (f->device) {
 		/* all of a device is mapped; it has no read(2) */
-		len = off < f->mapped ? (f->mapped - off < len ? f->mapped - off : len) : 0;
+		len = off < mapped ? (mapped - off < len ? mapped - off : len) : 0;
 	}
-	if (off < f->mapped) {
+	if (off < mapped) {
 		const char *src = f->base + off;
 
-		inmap = f->mapped - off < len ? f->mapped - off : len;
+		inmap = mapped - off < len ? mapped - off : len;
 		IOV_WALK(iov, n, 0, inmap, p, l, {
 			memcpy(p, src, l);
 			src += l;
 		});
 	}
+	urcu_bp_read_unlock();
 	if (inmap < len) {
 		struct iovec sub[64];
 		int k = iov_sub(iov, n, inmap, sub, 64);
 
-		r = k < 0 ? k : rw_fd(f, sub, k, off + inmap, false);
+		r = k < 0 ? k : rw_fd(atomic_load(&f->fd), sub, k, off + inmap, false);
 	}
-	pthread_rwlock_unlock(&f->lock);
 	if (r < 0)
 		return inmap ? (ssize_t)inmap : r;
 	return (ssize_t)(inmap + (uint64_t)r);
@@ -546,40 +632,39 @@ ssize_t dax_preadv(struct dax_file *f, const struct iovec *iov, int n, uint64_t 
 
 ssize_t dax_pwritev(struct dax_file *f, const struct iovec *iov, int n, uint64_t off)
 {
-	uint64_t len = iov_total(iov, n), inmap = 0;
+	uint64_t len = iov_total(iov, n), inmap = 0, mapped;
 	ssize_t r = 0;
 
 	if (off > INT64_MAX || len > INT64_MAX - off)
 		return -EFBIG;
-	pthread_rwlock_rdlock(&f->lock);
-	if (f->device && (off > f->mapped || len > f->mapped - off)) {
-		pthread_rwlock_unlock(&f->lock);
+	mapped = mapped_now(f);		/* a device's never changes */
+	if (f->device && (off > mapped || len > mapped - off))
 		return -ENOSPC;		/* a device is a fixed-size file */
-	}
-	if (!f->fd_rw) {
-		pthread_rwlock_unlock(&f->lock);
+	if (!atomic_load(&f->fd_rw))
 		return -EBADF;		/* no writer opened it: a caller's bug */
-	}
-	if (off < f->mapped && atomic_load(&f->map_rw)) {
+	urcu_bp_read_lock();
+	mapped = mapped_now(f);
+	if (off < mapped && atomic_load(&f->map_rw)) {
 		char *dst = f->base + off;
 
-		inmap = f->mapped - off < len ? f->mapped - off : len;
+		inmap = mapped - off < len ? mapped - off : len;
 		IOV_WALK(iov, n, 0, inmap, p, l, {
 			f->memcpy_fn(dst, p, l, PMEM2_F_MEM_NONTEMPORAL | PMEM2_F_MEM_NODRAIN);
 			dst += l;
 		});
 		f->drain_fn();
-		atomic_fetch_add(&f->mapped_written, inmap);
 	}
+	urcu_bp_read_unlock();
+	if (inmap)
+		atomic_fetch_add(&f->mapped_written, inmap);
 	if (inmap < len) {
 		struct iovec sub[64];
 		int k = iov_sub(iov, n, inmap, sub, 64);
 
-		r = k < 0 ? k : rw_fd(f, sub, k, off + inmap, true);
+		r = k < 0 ? k : rw_fd(atomic_load(&f->fd), sub, k, off + inmap, true);
 		if (r > 0)
 			atomic_fetch_add(&f->tail_written, (uint64_t)r);
 	}
-	pthread_rwlock_unlock(&f->lock);
 	if (inmap < len && r > 0)
 		maybe_grow(f);
 	if (r < 0)
@@ -589,15 +674,11 @@ ssize_t dax_pwritev(struct dax_file *f, const struct iovec *iov, int n, uint64_t
 
 int dax_tail_fd(struct dax_file *f, uint64_t off)
 {
-	int fd = -1;
-
-	if (f->device)
+	if (f->device || !atomic_load(&f->fd_rw))
 		return -1;
-	pthread_rwlock_rdlock(&f->lock);
-	if (f->fd_rw && (off >= f->mapped || !atomic_load(&f->map_rw)))
-		fd = f->fd;
-	pthread_rwlock_unlock(&f->lock);
-	return fd;
+	if (off >= mapped_now(f) || !atomic_load(&f->map_rw))
+		return atomic_load(&f->fd);
+	return -1;
 }
 
 void dax_tail_written(struct dax_file *f, uint64_t n)
@@ -614,20 +695,22 @@ int dax_truncate(struct dax_file *f, uint64_t size)
 		return size == f->dev_size ? 0 : -EPERM;
 	if (size > INT64_MAX)
 		return -EFBIG;
-	pthread_rwlock_wrlock(&f->lock);
-	if (!f->fd_rw) {
-		pthread_rwlock_unlock(&f->lock);
+	pthread_mutex_lock(&f->wlock);
+	if (!atomic_load(&f->fd_rw)) {
+		pthread_mutex_unlock(&f->wlock);
 		return -EBADF;
 	}
-	if (size < f->mapped)
+	/* nothing reads [size, mapped) once unmap_above returns */
+	if (size < mapped_now(f))
 		ret = unmap_above(f, align_down(size, f->align));
+	retired_cut(f, size);
 	if (!ret && ftruncate(f->fd, (off_t)size))
 		ret = -errno;
 	/* keep what is still below EOF mapped */
-	if (!ret && f->mapped < align_down(size, f->align) && f->nmaps < DAX_MAX_MAPS &&
+	if (!ret && mapped_now(f) < align_down(size, f->align) && f->nmaps < DAX_MAX_MAPS &&
 	    !f->nretired && size < f->rsv_size && !fdatasync(f->fd))
 		map_piece(f, align_down(size, f->align), NULL, 0);
-	pthread_rwlock_unlock(&f->lock);
+	pthread_mutex_unlock(&f->wlock);
 	return ret;
 }
 
@@ -643,9 +726,8 @@ int dax_allocate(struct dax_file *f, uint64_t size)
 		return ret;
 	if (size > INT64_MAX)
 		return -EFBIG;
-	pthread_rwlock_rdlock(&f->lock);
-	ret = !f->fd_rw ? -EBADF : fallocate(f->fd, 0, 0, (off_t)size) ? -errno : 0;
-	pthread_rwlock_unlock(&f->lock);
+	ret = !atomic_load(&f->fd_rw) ? -EBADF :
+	      fallocate(atomic_load(&f->fd), 0, 0, (off_t)size) ? -errno : 0;
 	if (ret)
 		return ret;
 	maybe_grow(f);
@@ -665,37 +747,40 @@ bool dax_is_device(const struct dax_file *f)
 	return f->device;
 }
 
+/*
+ * The hold is taken inside the read-side section: what unmaps after its
+ * grace period sees it and retires rather than unmaps.
+ */
 void *dax_window(struct dax_file *f, uint64_t off, size_t len, bool write)
 {
+	uint64_t mapped;
 	void *p = NULL;
 
-	pthread_rwlock_rdlock(&f->lock);
-	if (off <= f->mapped && len <= f->mapped - off &&
-	    (!write || atomic_load(&f->map_rw))) {
+	urcu_bp_read_lock();
+	mapped = mapped_now(f);
+	if (off <= mapped && len <= mapped - off && (!write || atomic_load(&f->map_rw))) {
 		atomic_fetch_add(&f->holds, 1);
 		p = f->base + off;
 	}
-	pthread_rwlock_unlock(&f->lock);
+	urcu_bp_read_unlock();
 	return p;
 }
 
+/* The last one takes wlock only when something waits for it. */
 void dax_window_put(struct dax_file *f)
 {
-	if (atomic_fetch_sub(&f->holds, 1) != 1)
+	if (atomic_fetch_sub(&f->holds, 1) != 1 || !atomic_load(&f->waiting))
 		return;
-	pthread_rwlock_wrlock(&f->lock);
-	if (!atomic_load(&f->holds)) {
-		reap_retired(f);
-		finish_upgrade(f);
-	}
-	pthread_rwlock_unlock(&f->lock);
+	pthread_mutex_lock(&f->wlock);
+	settle(f);
+	pthread_mutex_unlock(&f->wlock);
 }
 
 void *dax_base(struct dax_file *f, size_t *len)
 {
 	if (!f->device)
 		return NULL;
-	*len = f->mapped;
+	*len = mapped_now(f);
 	return f->base;
 }
 
@@ -707,11 +792,11 @@ void dax_persist(struct dax_file *f, const void *addr, size_t len)
 
 void dax_get_stats(struct dax_file *f, struct dax_stats *st)
 {
-	pthread_rwlock_rdlock(&f->lock);
-	st->mapped = f->mapped;
+	pthread_mutex_lock(&f->wlock);
+	st->mapped = mapped_now(f);
 	st->maps = f->nmaps;
 	st->map_writable = atomic_load(&f->map_rw);
-	pthread_rwlock_unlock(&f->lock);
+	pthread_mutex_unlock(&f->wlock);
 	st->gran = f->gran;
 	st->mapped_bytes_written = atomic_load(&f->mapped_written);
 	st->tail_bytes_written = atomic_load(&f->tail_written);

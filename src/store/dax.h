@@ -9,6 +9,9 @@
  * range [0, mapped) that lies below EOF: no access through it can fault
  * past EOF. Bytes above it (a page-unaligned tail, or growth not mapped
  * yet) go through pwritev2(RWF_DSYNC) / preadv, which are durable too.
+ *
+ * Any thread may call in. Reads, writes and windows take no lock (RCU,
+ * liburcu-bp); what changes the mapping serializes on the file's own.
  */
 #ifndef RDAX_STORE_DAX_H
 #define RDAX_STORE_DAX_H
@@ -68,8 +71,8 @@ bool dax_is_device(const struct dax_file *f);
 /*
  * Zero-copy access for the NIC: the address of [off, off + len) if it is
  * mapped (writable too, for write), else NULL. The range stays mapped
- * until dax_window_put, even if the file is truncated meanwhile (the CPU
- * then no longer uses it).
+ * until dax_window_put, even if the file is truncated meanwhile: what
+ * then lies past EOF reads as zero, and what is written there is lost.
  */
 void *dax_window(struct dax_file *f, uint64_t off, size_t len, bool write);
 void dax_window_put(struct dax_file *f);

@@ -11,9 +11,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store/dax.h"
@@ -431,6 +433,98 @@ static void concurrent(void)
 	close(fd);
 }
 
+/*
+ * Truncate and extend while other threads copy through the mapping and
+ * take windows: nothing may fault, and a byte read is the pattern written
+ * at its offset or zero (cut off, then extended again).
+ */
+#define TW_BIG (16u << 20)
+#define TW_SMALL ((1u << 20) + 123)
+#define TW_BLOCK (64u << 10)
+
+struct tw {
+	struct dax_file *f;
+	atomic_bool stop;
+	atomic_int bad, ios, windows;
+};
+
+static uint8_t tw_byte(uint64_t off)
+{
+	return (uint8_t)(off * 2654435761u >> 24) | 1;	/* never zero */
+}
+
+static void *tw_io(void *arg)
+{
+	static _Thread_local uint8_t buf[TW_BLOCK];
+	struct tw *t = arg;
+	uint64_t seed = (uint64_t)(uintptr_t)&seed, off, i;
+	ssize_t n;
+
+	while (!atomic_load(&t->stop)) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		off = (seed >> 33) % (TW_BIG / TW_BLOCK) * TW_BLOCK;
+		if (seed & 1) {
+			for (i = 0; i < TW_BLOCK; i++)
+				buf[i] = tw_byte(off + i);
+			if (wr(t->f, buf, TW_BLOCK, off) != TW_BLOCK)
+				atomic_fetch_add(&t->bad, 1);
+		} else {
+			n = rd(t->f, buf, TW_BLOCK, off);
+			for (i = 0; n > 0 && i < (uint64_t)n; i++)
+				if (buf[i] && buf[i] != tw_byte(off + i)) {
+					atomic_fetch_add(&t->bad, 1);
+					break;
+				}
+		}
+		if (dax_window(t->f, off, TW_BLOCK, seed & 2)) {
+			atomic_fetch_add(&t->windows, 1);
+			dax_window_put(t->f);
+		}
+		atomic_fetch_add(&t->ios, 1);
+	}
+	return NULL;
+}
+
+static void truncate_while_io(void)
+{
+	struct tw t = { 0 };
+	pthread_t th[3];
+	struct dax_stats st;
+	char why[256];
+	int fd, i, cuts = 0;
+	struct timespec t0, now;
+
+	t_section("truncate and extend while three threads copy");
+	fd = mkfile("tw.bin");
+	T_REQUIRE(ftruncate(fd, TW_BIG) == 0);
+	T_EQ(dax_open(fd, &t.f, why, sizeof(why)), 0);
+	for (i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, tw_io, &t);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		T_EQ(dax_truncate(t.f, TW_SMALL), 0);
+		usleep(2000);
+		T_EQ(dax_truncate(t.f, TW_BIG), 0);
+		usleep(2000);
+		cuts++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec - t0.tv_sec < 2);
+	atomic_store(&t.stop, true);
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	T_EQ(atomic_load(&t.bad), 0);
+	T_ASSERT(atomic_load(&t.ios) > cuts);
+	/* with no window left, no piece is retired: all of it maps again */
+	T_EQ(dax_truncate(t.f, TW_BIG), 0);
+	dax_get_stats(t.f, &st);
+	T_EQ(st.mapped, TW_BIG);
+	printf("  %d cuts, %d I/Os, %d windows; mapped %llu in %d pieces\n", cuts,
+	       atomic_load(&t.ios), atomic_load(&t.windows), (unsigned long long)st.mapped,
+	       st.maps);
+	dax_close(&t.f);
+	close(fd);
+}
+
 int main(void)
 {
 	/* a setup error is a failure, not a skip */
@@ -444,10 +538,12 @@ int main(void)
 	upgrade();
 	reader_only();
 	concurrent();
+	truncate_while_io();
 	unlinkat(dirfd_, "grow.bin", 0);
 	unlinkat(dirfd_, "tail.bin", 0);
 	unlinkat(dirfd_, "trunc.bin", 0);
 	unlinkat(dirfd_, "conc.bin", 0);
+	unlinkat(dirfd_, "tw.bin", 0);
 	unlinkat(dirfd_, "up.bin", 0);
 	close(dirfd_);
 	if (rmdir(dir))
