@@ -182,6 +182,7 @@ void srv_conn_stats_add(struct srv_conn_stats *d, const struct srv_conn_stats *s
 	d->xform_bytes += s->xform_bytes;
 	d->xform_bad += s->xform_bad;
 	d->tcp_zero_copy_bytes += s->tcp_zero_copy_bytes;
+	d->tcp_async_writes += s->tcp_async_writes;
 	d->inline_io_bytes += s->inline_io_bytes;
 }
 
@@ -620,13 +621,13 @@ static void status_workers(struct gather *g, struct srv_out *o)
 			"\"sessions\": %d, \"opens\": %d, \"rdma_io\": %d, \"bounce_free\": %zu, "
 			"\"bounce_size\": %zu, \"rdma_reads\": %llu, \"rdma_writes\": %llu, "
 			"\"rdma_bytes\": %llu, \"zero_copy_bytes\": %llu, \"bounce_bytes\": %llu, "
-			"\"xform_bytes\": %llu, \"tcp_zero_copy_bytes\": %llu, "
+			"\"xform_bytes\": %llu, \"tcp_zero_copy_bytes\": %llu, \"tcp_async_writes\": %llu, "
 			"\"uring_ops\": %llu, \"uring_direct\": %llu, \"poll_hits\": %llu, "
 			"\"poll_sleeps\": %llu, \"cpu_us\": %llu, \"node\": %d, \"cpu\": %d},\n" :
 			"stats worker %d: connections %d (rdma %d) sessions %d opens %d "
 			"rdma_io %d bounce_free %zu/%zu rdma_reads %llu rdma_writes %llu "
 			"rdma_bytes %llu zero_copy_bytes %llu bounce_bytes %llu xform_bytes %llu "
-			"tcp_zero_copy_bytes %llu uring_ops %llu "
+			"tcp_zero_copy_bytes %llu tcp_async_writes %llu uring_ops %llu "
 			"uring_direct %llu poll_hits %llu poll_sleeps %llu cpu_us %llu node %d cpu %d\n";
 
 		if (!ws->done) {
@@ -643,6 +644,7 @@ static void status_workers(struct gather *g, struct srv_out *o)
 			       (unsigned long long)ws->total.bounce_bytes,
 			       (unsigned long long)ws->total.xform_bytes,
 			       (unsigned long long)ws->total.tcp_zero_copy_bytes,
+			       (unsigned long long)ws->total.tcp_async_writes,
 			       (unsigned long long)ws->uring_ops, (unsigned long long)ws->uring_direct,
 			       (unsigned long long)ws->poll_hits, (unsigned long long)ws->poll_sleeps,
 			       (unsigned long long)ws->cpu_us, ws->node, ws->cpu);
@@ -781,6 +783,8 @@ static const struct {
 	  CONN_COUNTER(zero_copy_bytes) },
 	{ "rdax_tcp_zero_copy_bytes_total", "TCP bytes between the socket and a file mapping.",
 	  CONN_COUNTER(tcp_zero_copy_bytes) },
+	{ "rdax_tcp_async_writes_total", "TCP WRITEs stored by io_uring workers (tcp async write).",
+	  CONN_COUNTER(tcp_async_writes) },
 	{ "rdax_rdma_transform_bytes_total", "RDMA bytes encrypted or signed (RDMA transform).",
 	  CONN_COUNTER(xform_bytes) },
 	{ "rdax_rdma_transform_refused_total",

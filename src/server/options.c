@@ -338,6 +338,10 @@ const struct srv_opt srv_opts[] = {
 	{ "io uring", .type = SRV_OPT_BOOL, .scope = GLOBAL, .flags = RESTART, G(io_uring),
 	  .def = "yes", .help = "posix-store I/O through each worker's io_uring",
 	  .peer = "Samba: vfs objects = io_uring" },
+	{ "tcp async write", .type = SRV_OPT_BOOL, .scope = GLOBAL, .flags = RESTART,
+	  G(tcp_async_write), .def = "no",
+	  .help = "a lone unencrypted TCP WRITE of 64 KiB or more is stored by io_uring's "
+		  "workers while the worker reads the next request (pays only with a spare CPU)" },
 	{ "netbios name", .arg = "NAME", .type = SRV_OPT_STRING, .scope = GLOBAL,
 	  .flags = RESTART, G(netbios_name), .def = "RDAX",
 	  .help = "the server's name in NTLM messages", .peer = SAMBA_KSMBD },

@@ -57,13 +57,10 @@
 #define SRV_ZC_READ_MIN (16u * 1024)	/* smaller READs are copied */
 #define SRV_ZC_WRITE_MIN (64u * 1024)	/* smaller WRITEs are copied */
 /*
- * With SRV_TCP_ASYNC_WRITE, a lone clear TCP WRITE of at least
+ * With "tcp async write", a lone clear TCP WRITE of at least
  * SRV_ASYNC_WRITE_MIN bytes is stored by the io_uring workers while the
- * worker reads on (smb_rdma.c). Off: bench/tcp on the 2-CPU host
- * measured 1 MiB writes at 0.77x of storing them inline (client, worker
- * and io_uring worker share two CPUs; docs/architecture.md).
+ * worker reads on (smb_rdma.c).
  */
-#define SRV_TCP_ASYNC_WRITE false
 #define SRV_ASYNC_WRITE_MIN (64u * 1024)
 #define SRV_NUMA_AUTO (-1)		/* the node of the listener devices */
 #define SRV_NUMA_OFF (-2)
@@ -216,6 +213,7 @@ struct srv_config {
 	struct smbd_params smbd;	/* SMB-Direct sizes and credits */
 	size_t bounce_size;		/* registered pool per device per worker */
 	bool io_uring;			/* posix store I/O on io_uring */
+	bool tcp_async_write;		/* "tcp async write": large TCP WRITEs overlap */
 	int poll_mode;			/* "rdma poll": enum srv_poll */
 	int poll_spin_us;		/* "rdma poll spin": adaptive's budget */
 	int numa_node;			/* >= 0, or SRV_NUMA_AUTO / SRV_NUMA_OFF */
@@ -587,6 +585,7 @@ struct srv_conn_stats {
 	uint64_t xform_bytes;		/* RDMA bytes under the RDMA transform */
 	uint64_t xform_bad;		/* transforms refused (bad, replayed, failed check) */
 	uint64_t tcp_zero_copy_bytes;	/* socket <-> file mapping, one copy */
+	uint64_t tcp_async_writes;	/* TCP WRITEs stored by io_uring workers */
 	uint64_t inline_io_bytes;
 };
 

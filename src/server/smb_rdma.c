@@ -409,8 +409,10 @@ static int rio_store(struct srv_rio *io)
 			w->uring_direct_ops += srw->direct;
 			io->c->store_active++;
 			io->inflight++;
-			if (io->tcp)
+			if (io->tcp) {
+				io->c->stats.tcp_async_writes++;
 				rio_keep_msg(io);
+			}
 			return 1;
 		}
 	}
@@ -1268,7 +1270,7 @@ int srv_tcp_write(struct srv_req *req, struct srv_open *o, uint64_t off,
 	 * buffer goes with it (rio_keep_msg), the response is signed
 	 * alone. Small ones cost less inline than a handoff.
 	 */
-	io->may_submit = SRV_TCP_ASYNC_WRITE && !win && req->single && !req->encrypted && c->x->ops->rx_swap &&
-			 len >= SRV_ASYNC_WRITE_MIN;
+	io->may_submit = c->srv->cfg->tcp_async_write && !win && req->single &&
+			 !req->encrypted && c->x->ops->rx_swap && len >= SRV_ASYNC_WRITE_MIN;
 	return rio_tcp_run(io, req);
 }
