@@ -62,13 +62,7 @@ check "fio: random reads and writes, unaligned sizes, QD8 + verify" \
 	fio --name=mix $F --filename=mix.bin --rw=randwrite --bsrange=512-96k \
 	--size=8m --iodepth=8 --verify=crc32c --verify_state_save=0
 # large overwrites are received straight into the mapping
-zc_sum() {
-	n0=$(wc -l <"$T/srv.log")
-	kill -USR1 "$RDAXD_PID"
-	sleep 0.5
-	tail -n +$((n0 + 1)) "$T/srv.log" | sed -n 's/.*tcp_zero_copy_bytes \([0-9]*\).*/\1/p' |
-		awk '{ s += $1 } END { print s + 0 }'
-}
+zc_sum() { worker_stat "$T/srv.log" tcp_zero_copy_bytes; }
 z0=$(zc_sum)
 check "fio: 256 KiB overwrites QD4 received into the mapping + verify" \
 	fio --name=place $F --filename=fio.bin --rw=randwrite --bs=256k --size=32m \
@@ -83,13 +77,10 @@ check "fio: ... read back and verified" \
 # READs over TCP are sent from the mapping (the transport's second segment)
 # (a file opened anew is mapped whole)
 check "put a 48 MiB file" $RDAX --guest put "$T/big2.bin" "$U/dax/zc.bin"
-n0=$(wc -l <"$T/srv.log")
+z0=$(zc_sum)
 check "get a mapped 48 MiB file" $RDAX --guest get "$U/dax/zc.bin" "$T/zc.back"
 check "... byte-identical" cmp "$T/big2.bin" "$T/zc.back"
-kill -USR1 "$RDAXD_PID"
-sleep 0.5
-zc=$(tail -n +$((n0 + 1)) "$T/srv.log" | sed -n 's/.*tcp_zero_copy_bytes \([0-9]*\).*/\1/p' |
-	awk '{ s += $1 } END { print s + 0 }')
+zc=$(($(zc_sum) - z0))
 check "... sent from the mapping ($zc bytes zero-copy)" test "$zc" -ge $((32 << 20))
 
 # what went through the mapping (SIGUSR1 share line)

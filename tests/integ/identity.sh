@@ -393,13 +393,7 @@ check "... and overwrites it in place (through the mapping)" \
 	fio --name=over $Fb --rw=randwrite --bs=64k --size=8m --iodepth=4
 check_output "... it is $ub's, 0644" "^$ub:users 644$" stat -c '%U:%G %a' "$T/dx/w.bin"
 # zero-copy bytes sent and received by all workers since start
-zc_total() {
-	n0=$(wc -l <"$T/dx.log")
-	kill -USR1 "$RDAXD_PID"
-	sleep 0.5
-	tail -n +$((n0 + 1)) "$T/dx.log" | sed -n 's/.*tcp_zero_copy_bytes \([0-9]*\).*/\1/p' |
-		awk '{ s += $1 } END { printf "%d\n", s }'
-}
+zc_total() { worker_stat "$T/dx.log" tcp_zero_copy_bytes; }
 zc0=$(zc_total)
 check "$ua (not the owner) reads it" fio --name=rd $Fa --rw=read --bs=1m --size=8m
 zc1=$(zc_total)

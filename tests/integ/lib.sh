@@ -269,6 +269,16 @@ start_relay() {
 	done
 }
 
+# worker_stat LOG FIELD: FIELD of the workers' SIGUSR1 stats lines
+# (rdaxd RDAXD_PID, logging to LOG), summed over the workers
+worker_stat() {
+	_n0=$(wc -l <"$1")
+	kill -USR1 "$RDAXD_PID"
+	sleep 0.5
+	tail -n +$((_n0 + 1)) "$1" | grep 'stats worker' | sed -n "s/.* $2 \([0-9]*\).*/\1/p" |
+		awk '{ s += $1 } END { printf "%d\n", s }'
+}
+
 # rdaxd_idle LOG: rdaxd (RDAXD_PID, logging to LOG) reports on SIGUSR1 no
 # connection, session or open left in any worker; retried for about 9 s
 # while the last clients go away. The last report is in $T/stats.

@@ -13,14 +13,8 @@ need fio
 [ -f "$B/fio-rdax.so" ] || die "$B/fio-rdax.so not built (make fio)"
 [ -x "$B/tests/async_write" ] || die "$B/tests/async_write not built (make tests)"
 
-# the workers' tcp_async_writes, summed (SIGUSR1 writes the stats lines)
-async_sum() {
-	_n0=$(wc -l <"$T/$1.log")
-	kill -USR1 "$RDAXD_PID"
-	sleep 0.5
-	tail -n +$((_n0 + 1)) "$T/$1.log" | sed -n 's/.*tcp_async_writes \([0-9]*\).*/\1/p' |
-		awk '{ s += $1 } END { print s + 0 }'
-}
+# the workers' tcp_async_writes, summed
+async_sum() { worker_stat "$T/$1.log" tcp_async_writes; }
 
 share_dir "$T/px" "$T/dax"
 make_user "$T/passdb" alice 'async write pw'
