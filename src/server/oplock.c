@@ -1006,27 +1006,37 @@ void srv_oplock_timer(struct srv *srv)
 
 	srv_breaks_init(&b);
 	list_init(&todo);
+	/*
+	 * The files stay on_brk_list while the timer holds them on todo:
+	 * a break starting meanwhile (brk_list_add) must not link brk_link
+	 * into srv->breaking while it is on todo. Each goes back, or off,
+	 * under its lock and brk_lock, so such a break is never missed.
+	 */
 	pthread_mutex_lock(&srv->brk_lock);
 	list_for_each_safe(pos, tmp, &srv->breaking) {
 		struct srv_file *f = list_entry(pos, struct srv_file, brk_link);
 
 		list_del(&f->brk_link);
-		f->on_brk_list = false;
 		list_add_tail(&f->brk_link, &todo);
 	}
 	pthread_mutex_unlock(&srv->brk_lock);
 	list_for_each_safe(pos, tmp, &todo) {
 		struct srv_file *f = list_entry(pos, struct srv_file, brk_link);
 
-		list_del(&f->brk_link);
 		/* the list's reference keeps f */
 		expire_file(srv, f, now, &b);
 		pthread_mutex_lock(&f->lock);
+		pthread_mutex_lock(&srv->brk_lock);
+		list_del(&f->brk_link);
 		still = f->nbreaking > 0;
-		pthread_mutex_unlock(&f->lock);
 		if (still)
-			brk_list_add(srv, f);
-		srv_file_put(f);
+			list_add_tail(&f->brk_link, &srv->breaking);
+		else
+			f->on_brk_list = false;
+		pthread_mutex_unlock(&srv->brk_lock);
+		pthread_mutex_unlock(&f->lock);
+		if (!still)
+			srv_file_put(f);
 	}
 	srv_breaks_send(srv, &b);
 }
