@@ -179,7 +179,8 @@ def targets(doc, label=None):
         what = t.get("target") or "1 MiB MiB/s ÷ %s" % t.get("against")
         pair = label.get(t.get("pair"), t.get("pair") or "rdaxd")
         out.append("| %s | %s, %s | %s | %s %.2f | %s |" % (
-            what, pair, t["workload"], _r(t.get("value")),
+            what, pair, t["workload"],
+            "-" if t.get("value") is None else "%.3f" % t["value"],
             "≥" if t.get("higher_is_better", True) else "≤", t["bar"],
             {True: "yes", False: "**no**"}.get(t.get("met"), "-")))
     out.append("")
