@@ -157,7 +157,8 @@ static void lease_set(struct srv_lease *l, uint32_t bits)
 
 /*
  * Lock order: the file's lock, then brk_lock. The timer takes the list
- * away under brk_lock and looks at each file with brk_lock released.
+ * away under brk_lock and looks at each file with brk_lock released;
+ * a file stays on_brk_list meanwhile, so an add here is a no-op then.
  */
 static void brk_list_add(struct srv *srv, struct srv_file *f)
 {
