@@ -213,7 +213,7 @@ fio-rpma: fetch-fio
 
 # The README's Performance section, from build/bench/*.json
 readme-perf:
-	bench/perf-md.py --readme README.md build/bench/rdma-to-dax.json build/bench/smbdirect.json build/bench/tcp.json build/bench/dbench.json
+	bench/perf-md.py --readme README.md build/bench/rdma-to-dax.json build/bench/smbdirect.json build/bench/tcp.json build/bench/cli.json build/bench/dbench.json
 
 # `make check` installs what is missing, builds, and runs every tier this
 # machine allows (the VM tier when qemu can boot). deps and fetch-fio

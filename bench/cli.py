@@ -36,6 +36,9 @@ RATIOS = [
     ("rdax->rdaxd / smbclient->smbd", ("rdax", "rdaxd"), ("smbclient", "smbd")),
     ("rdax->smbd / smbclient->smbd", ("rdax", "smbd"), ("smbclient", "smbd")),
 ]
+# issue 16's CLI targets: rdax put/get >= 1.0x smbclient, against the same
+# rdaxd and against smbd
+TARGETS = [("rdax->rdaxd / smbclient->rdaxd", 1.0), ("rdax->rdaxd / smbclient->smbd", 1.0)]
 REMOTE = "cli-bench.bin"
 
 
@@ -195,6 +198,15 @@ class Bench:
                                                      host["cpus"], host["kernel"],
                                                      host["smbclient"]), "",
               legend, ""] + lines + [""]
+        tg = [{"target": "%s ÷ smbclient" % r["workload"], "pair": r["ratio_name"],
+               "workload": r["workload"], "value": r["ratio"], "bar": bar,
+               "met": r["ratio"] >= bar if r["ratio"] is not None else None}
+              for name, bar in TARGETS for r in ratios if r["ratio_name"] == name]
+        md += ["Targets (issue 16): rdax against smbclient, 1 GiB whole processes:", "",
+               "| target | pair | measured | bar | met |", "|---|---|---:|---:|---|"]
+        md += ["| %s | %s | %s | ≥ %.2f | %s |" % (
+            t["target"], t["pair"], "-" if t["value"] is None else "%.3f" % t["value"], t["bar"],
+            {True: "yes", False: "**no**"}.get(t["met"], "-")) for t in tg] + [""]
         notes = self.a.note
         if self.errors or notes:
             md += ["Notes:", ""] + ["- " + e for e in notes + self.errors] + [""]
@@ -206,7 +218,7 @@ class Bench:
                                         "runtime (ms, median)",
                           "per_run_s": "each run's seconds, in order"},
                "notes": notes, "errors": self.errors,
-               "jobs": list(jobs.values()), "ratios": ratios}
+               "jobs": list(jobs.values()), "ratios": ratios, "targets": tg}
         with open(self.a.out + ".tmp", "w") as f:
             json.dump(doc, f, indent=1)
         os.replace(self.a.out + ".tmp", self.a.out)

@@ -7,7 +7,7 @@
 Prints the section; with --readme, replaces the text between
 <!-- perf:begin --> and <!-- perf:end --> in that file instead. Benches it
 knows: rdma-to-dax (bench/rdma-to-dax), smbdirect (bench/smbdirect), tcp
-(bench/tcp) and dbench (bench/dbench). A bench whose file is missing keeps
+(bench/tcp), cli (bench/cli) and dbench (bench/dbench). A bench whose file is missing keeps
 the subsection the README has for it (with --readme; skipped otherwise);
 smbdirect's is left out when there is an rdma-to-dax one (its superset).
 """
@@ -254,6 +254,40 @@ def tcp(doc, path):
     return out
 
 
+def cli(doc, path):
+    h, p = doc.get("host", {}), doc.get("params", {})
+    out = ["### The rdax CLI against smbclient (`bench/cli`)\n"]
+    out.append("Measured %s on `%s`: %s, %s CPUs, kernel %s; smbclient %s. `rdax put` and `rdax get` of "
+               "a %s file against rdaxd, beside smbclient against the same rdaxd and against "
+               "Samba smbd (and rdax against smbd), all on loopback; each transfer is a whole "
+               "client process (connect, session, the file, close), median of %s runs "
+               "interleaved. (%s)\n" % (
+                   _date(doc), h.get("rdax_version", "?"), (h.get("cpu") or "?").strip(),
+                   h.get("cpus", "?"), h.get("kernel", "?"),
+                   (h.get("smbclient") or "?").replace("Version ", ""),
+                   p.get("size", "?"), p.get("runs", "?"), os.path.relpath(path)))
+    jobs = {(j["client"], j["server"], j["workload"]): j for j in doc.get("jobs", [])}
+    pairs = []
+    for j in doc.get("jobs", []):
+        if (j["client"], j["server"]) not in pairs:
+            pairs.append((j["client"], j["server"]))
+    out.append("| direction | " + " | ".join("%s→%s" % pr for pr in pairs) + " |")
+    out.append("|---|" + "---:|" * len(pairs))
+    for w in ("put", "get"):
+        cells = []
+        for c, s in pairs:
+            j = jobs.get((c, s, w))
+            d = j and (j.get("write") if w == "put" else j.get("read"))
+            cells.append("%.0f MiB/s" % (d["bw_bytes"] / 1048576) if d else "-")
+        out.append("| %s | %s |" % (w, " | ".join(cells)))
+    out.append("")
+    out += targets(doc)
+    if doc.get("notes") or doc.get("errors"):
+        out.append("Notes: " + "; ".join(doc.get("notes", []) + doc.get("errors", [])) + ".")
+        out.append("")
+    return out
+
+
 def dbench(doc, path):
     g, tb, cfg = doc.get("guest", {}), doc.get("testbed", {}), doc.get("config", {})
     out = ["### dbench on a cifs.ko mount (`bench/dbench`)\n"]
@@ -313,7 +347,8 @@ def _date(doc):
     return time.strftime("%Y-%m-%d", time.gmtime(ts)) if ts else "?"
 
 
-KNOWN = {"smbdirect": smbdirect, "tcp": tcp, "rdma-to-dax": rdma_to_dax, "dbench": dbench}
+KNOWN = {"smbdirect": smbdirect, "tcp": tcp, "rdma-to-dax": rdma_to_dax, "dbench": dbench,
+         "cli": cli}
 
 
 def kept_sections(readme):
@@ -339,7 +374,8 @@ def main(argv):
         readme = argv[2]
         argv = argv[2:]
     files = argv[1:] or ["build/bench/rdma-to-dax.json", "build/bench/smbdirect.json",
-                         "build/bench/tcp.json", "build/bench/dbench.json"]
+                         "build/bench/tcp.json", "build/bench/cli.json",
+                         "build/bench/dbench.json"]
     kept = kept_sections(readme)
     out = [BEGIN, "",
            "Implementations measured side by side in one session; compare the ratios, "
