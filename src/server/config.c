@@ -337,6 +337,8 @@ void srv_share_resolve(const struct srv_config *cfg, struct srv_share *sh)
 		      : cfg->streams >= 0 ? cfg->streams : true;
 	if (!sh->posix_set)
 		sh->posix = cfg->posix;
+	if (!sh->use_sendfile_set)
+		sh->use_sendfile = cfg->use_sendfile;
 	srv_dos_opts_resolve(&sh->dos, &cfg->dos);
 }
 

@@ -81,7 +81,7 @@ enum srv_zc srv_tcp_zc(struct srv_open *o, enum srv_zc allow, uint64_t off, uint
 	if (*win)
 		return SRV_ZC_WINDOW;
 	if (write || allow < SRV_ZC_FILE || !o->file || o->fd < 0 ||
-	    !(o->sf.ops->flags & STORE_SENDFILE))
+	    !(o->sf.ops->flags & STORE_SENDFILE) || !o->share->use_sendfile)
 		return SRV_ZC_NONE;
 	/* EOF and errors: the copy path says them */
 	if (fstat(o->fd, &st) || !S_ISREG(st.st_mode) || off >= (uint64_t)st.st_size)

@@ -129,6 +129,9 @@ struct srv_share {
 	bool posix;
 	bool posix_set;
 	bool special_files;
+	/* "use sendfile": TCP READs from the page cache by sendfile(2) */
+	bool use_sendfile;
+	bool use_sendfile_set;
 	bool ipc;
 	struct srv_dos_opts dos;
 	atomic_bool dos_noxattr_logged;	/* a file system without user xattrs, once */
@@ -196,6 +199,7 @@ struct srv_config {
 	bool oplocks;			/* "oplocks": every share's default */
 	bool dir_leases;		/* "smb3 directory leases" */
 	bool posix;			/* "smb3 unix extensions": every share's default */
+	bool use_sendfile;		/* "use sendfile": every share's default */
 	char interfaces[1024];		/* "interfaces": what interface info names */
 	char state_dir[4096];		/* "state directory": CA journals */
 	bool guest_ok_default;		/* [global] guest ok */
