@@ -659,6 +659,8 @@ static int process_msg(struct srv_conn *c, uint8_t *msg, size_t len)
 		if (n < SMB2_HDR_SIZE ||
 		    get_le32(msg + SMB2_TRANSFORM_SIZE) != SMB2_PROTO_ID)
 			return -EBADMSG;
+		if (c->x->rdma && !c->xform_enc)
+			srv_xform_fallback_note(c, s, true);
 		return process_chain(c, msg + SMB2_TRANSFORM_SIZE, (size_t)n, s);
 	case SMB1_PROTO_ID:
 		if (c->negotiated)

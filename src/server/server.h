@@ -560,6 +560,7 @@ struct srv_session {
 	bool signing_required;
 	bool encrypt;
 	bool have_key;
+	atomic_bool xform_noted;	/* its fallback from the RDMA transform logged */
 	struct smb3_keys keys;		/* signing: the first channel's */
 	struct smb2_nonce_gen xform_nonce;	/* READ payloads it transforms */
 	uint8_t session_key[16];
@@ -1084,6 +1085,7 @@ int srv_process_msg(void *conn, uint8_t *msg, size_t len);
 int smb_negotiate(struct srv_req *req);
 int smb_session_setup(struct srv_req *req);
 int smb_logoff(struct srv_req *req);
+void srv_xform_fallback_note(const struct srv_conn *c, struct srv_session *s, bool enc);
 int smb_tree_connect(struct srv_req *req);
 int smb_tree_disconnect(struct srv_req *req);
 int smb_echo(struct srv_req *req);

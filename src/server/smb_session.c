@@ -93,6 +93,26 @@ static void pick_xforms(struct srv_conn *c, const struct smb2_negctx *ctx)
 	}
 }
 
+/*
+ * Once per session: a signed or encrypted session over SMB-Direct whose
+ * client did not take the RDMA transform offered to it (cifs.ko, older
+ * clients) protects only its messages: encrypted file data must go
+ * inline, a signed session's RDMA channel data is not signed. Called at
+ * session setup and at each encrypted message (a client may encrypt
+ * unasked, as cifs.ko's seal).
+ */
+void srv_xform_fallback_note(const struct srv_conn *c, struct srv_session *s, bool enc)
+{
+	if (!c->x->rdma || !c->srv->cfg->rdma_transform ||
+	    (enc ? c->xform_enc : c->xform_sign) || atomic_load(&s->xform_noted) ||
+	    atomic_exchange(&s->xform_noted, true))
+		return;
+	pr_notice("%s: %s session 0x%llx over SMB-Direct without the RDMA transform (%s): %s",
+		  c->x->peer, enc ? "encrypted" : "signed", (unsigned long long)s->id,
+		  c->dialect != SMB2_DIALECT_311 ? "not SMB 3.1.1" : "the client did not ask for it",
+		  enc ? "its file data must go inline" : "its RDMA channel data is not signed");
+}
+
 static uint64_t now_filetime(void)
 {
 	struct timespec ts;
@@ -770,6 +790,8 @@ int smb_session_setup(struct srv_req *req)
 		  dialect_name(c->dialect),
 		  s->signing_required ? ", signed" : "",
 		  s->encrypt ? ", encrypted" : "");
+	if (s->encrypt || s->signing_required)
+		srv_xform_fallback_note(c, s, s->encrypt);
 	atomic_store(&s->state, SESS_VALID);
 	if (r.prev_session_id && r.prev_session_id != s->id)
 		session_replace(c, s, r.prev_session_id);
