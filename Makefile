@@ -61,10 +61,12 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
 
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
-# tests/integ/faultinj.c is an LD_PRELOAD shim, not a program.
-ITOOL_SRC := $(filter-out tests/integ/faultinj.c,$(sort $(wildcard tests/integ/*.c)))
+# tests/integ/faultinj.c and osslcount.c are LD_PRELOAD shims, not programs.
+ITOOL_SRC := $(filter-out tests/integ/faultinj.c tests/integ/osslcount.c,\
+	$(sort $(wildcard tests/integ/*.c)))
 ITOOL_BIN := $(ITOOL_SRC:tests/integ/%.c=$(B)/tests/%)
 FAULTINJ  := $(B)/tests/faultinj.so
+OSSLCOUNT := $(B)/tests/osslcount.so
 
 LIB_SO   := $(B)/librdax.so
 LIB_SONAME := librdax.so.$(SOVER)
@@ -178,6 +180,13 @@ $(FAULTINJ): tests/integ/faultinj.c
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -fPIC -shared -fvisibility=hidden \
 		-D_GNU_SOURCE -o $@ $< -ldl -pthread
 
+# The OpenSSL context counter (LD_PRELOAD into rdaxd and the CLI), likewise.
+$(OSSLCOUNT): tests/integ/osslcount.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -fPIC -shared -fvisibility=hidden \
+		-D_GNU_SOURCE -o $@ $< -ldl
+
 # bench/dax-host and bench/dax: the DAX store's write path against
 # plain memcpy (an internal API, like the unit tests).
 $(B)/bench/daxcopy: $(B)/bench/daxcopy.o $(B)/librdax-core.a
@@ -191,7 +200,7 @@ $(B)/bench/namelookup: $(B)/bench/namelookup.o $(B)/librdax-server.a $(B)/librda
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -pthread $(LIBS_SRV) $(LIBS_CORE)
 
-tests: all $(UNIT_BIN) $(ITOOL_BIN) $(FAULTINJ) $(B)/bench/opentest-client $(B)/bench/daxcopy \
+tests: all $(UNIT_BIN) $(ITOOL_BIN) $(FAULTINJ) $(OSSLCOUNT) $(B)/bench/opentest-client $(B)/bench/daxcopy \
 	$(B)/bench/namelookup
 
 # Installs Debian packages (root): only these targets change the system.

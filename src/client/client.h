@@ -231,6 +231,8 @@ struct rdax_conn {
 	uint32_t client_caps;		/* what NEGOTIATE offered */
 	uint64_t session_id;
 	struct smb3_keys keys;
+	/* OpenSSL contexts of its signatures and encryption (one thread at a time) */
+	struct crypto_kept kept;
 	bool have_key;
 	bool signing;
 	bool encrypt;

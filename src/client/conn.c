@@ -1265,7 +1265,7 @@ static int session_setup(struct rdax_conn *c, const uint8_t *hint, size_t hint_l
 			     (c->server_secmode & SMB2_NEGOTIATE_SIGNING_REQUIRED);
 		/* the final response of an authenticated 3.1.1 session is signed */
 		if ((ch.rsp[0].hdr.flags & SMB2_FLAGS_SIGNED || c->dialect == SMB2_DIALECT_311) &&
-		    smb2_sign_verify(c->sign_alg, c->keys.signing, ch.rsp[0].pdu,
+		    smb2_sign_verify(&c->kept, c->sign_alg, c->keys.signing, ch.rsp[0].pdu,
 				     ch.rsp[0].len)) {
 			ret = cli_err(c, -EBADMSG, "SESSION_SETUP response from %s has a bad signature",
 				      c->host);
@@ -1396,6 +1396,7 @@ void rdax_disconnect(struct rdax_conn **cp)
 	/* the trees the application still holds no longer name a connection */
 	while (!list_empty(&c->trees))
 		list_del(c->trees.next);
+	crypto_kept_free(&c->kept);
 	explicit_bzero(&c->keys, sizeof(c->keys));
 	explicit_bzero(c->chans, sizeof(c->chans));
 	explicit_bzero(&c->cfg, sizeof(c->cfg));

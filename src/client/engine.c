@@ -270,7 +270,7 @@ static int encrypt_copy(struct rdax_conn *c, struct iovec *iov, struct xbuf **ou
 		return -ENOMEM;
 	ret = tb_reserve(eb, iov->iov_len);
 	if (!ret)
-		ret = smb2_encrypt(c->cipher, c->keys.c2s, c->session_id, iov, 1,
+		ret = smb2_encrypt(&c->kept, c->cipher, c->keys.c2s, c->session_id, iov, 1,
 				   tb_base(eb) - SMB2_TRANSFORM_SIZE);
 	if (ret < 0) {
 		tb_put(eb);
@@ -336,7 +336,8 @@ static int chain_transmit(struct rdax_conn *c, struct cli_chan *chan,
 
 			end = i + 1 < ch->n ? ch->off[i + 1] : ch->len;
 			put_le32(p + 16, get_le32(p + 16) | SMB2_FLAGS_SIGNED);
-			ret = smb2_sign_compute(c->sign_alg, key, p, end - ch->off[i], p + 48);
+			ret = smb2_sign_compute(&c->kept, c->sign_alg, key, p, end - ch->off[i],
+						p + 48);
 			if (ret)
 				return cli_err(c, ret, "signing failed");
 		}
@@ -367,7 +368,7 @@ static int chain_transmit(struct rdax_conn *c, struct cli_chan *chan,
 		if (ch->keep) {
 			ret = encrypt_copy(c, iov, &xb);
 		} else {
-			ret = smb2_encrypt(c->cipher, c->keys.c2s, c->session_id, iov, 1,
+			ret = smb2_encrypt(&c->kept, c->cipher, c->keys.c2s, c->session_id, iov, 1,
 					   base - SMB2_TRANSFORM_SIZE);
 			if (ret >= 0) {
 				xb->data = base - SMB2_TRANSFORM_SIZE;
@@ -803,7 +804,8 @@ static int on_msg(void *arg, uint8_t *msg, size_t len)
 		    sid != c->session_id)
 			return cli_err(c, -EPROTO, "unexpected encrypted message from %s",
 				       chan->peer);
-		n = smb2_decrypt(c->cipher, c->keys.s2c, msg, len, msg + SMB2_TRANSFORM_SIZE);
+		n = smb2_decrypt(&c->kept, c->cipher, c->keys.s2c, msg, len,
+				 msg + SMB2_TRANSFORM_SIZE);
 		if (n < 0)
 			return cli_err(c, -EBADMSG, "response from %s failed to decrypt",
 				       chan->peer);
@@ -836,7 +838,7 @@ static int on_msg(void *arg, uint8_t *msg, size_t len)
 		 * would only replay the request into the same answer.
 		 */
 		if (!enc && !ch->setup && c->have_key && h.flags & SMB2_FLAGS_SIGNED &&
-		    smb2_sign_verify(c->sign_alg, chan->signing_key, msg + off, plen)) {
+		    smb2_sign_verify(&c->kept, c->sign_alg, chan->signing_key, msg + off, plen)) {
 			chain_finish(c, ch, cli_err(c, -EBADMSG, "bad signature on %s response from %s",
 						    smb2_cmd_name(h.command), chan->peer));
 			goto next;

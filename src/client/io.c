@@ -79,7 +79,8 @@ static int io_xform_write(struct cli_io *io, struct cli_chan *chan, struct smb2_
 	x->nonce[x->nonce_len - 1] |= 0x80;
 	if (x->type == SMB2_RDMA_XFORM_TYPE_SIGNING) {
 		iov = (struct iovec){ io->buf, io->len };
-		ret = smb2_xform_sign(c->sign_alg, chan->signing_key, x->nonce, &iov, 1, x->sig);
+		ret = smb2_xform_sign(&c->kept, c->sign_alg, chan->signing_key, x->nonce, &iov, 1,
+				      x->sig);
 		return ret ? cli_err(c, ret, "RDMA transform: signing failed") : 0;
 	}
 	if (!io->xb) {
@@ -89,7 +90,7 @@ static int io_xform_write(struct cli_io *io, struct cli_chan *chan, struct smb2_
 	}
 	memcpy(io->xb->addr, io->buf, io->len);
 	iov = (struct iovec){ io->xb->addr, io->len };
-	ret = smb2_xform_encrypt(c->cipher, c->keys.c2s, x->nonce, &iov, 1, x->sig);
+	ret = smb2_xform_encrypt(&c->kept, c->cipher, c->keys.c2s, x->nonce, &iov, 1, x->sig);
 	if (ret)
 		return cli_err(c, ret, "RDMA transform: encryption failed");
 	*src = io->xb->addr;
@@ -122,10 +123,11 @@ static int64_t io_xform_read_done(struct cli_io *io, const struct smb2_read_rsp 
 	if (!got)
 		return 0;
 	if (io->xform == SMB2_RDMA_XFORM_TYPE_ENCRYPTION)
-		ret = smb2_xform_decrypt(c->cipher, c->keys.s2c, x.nonce, &iov, 1, x.sig);
+		ret = smb2_xform_decrypt(&c->kept, c->cipher, c->keys.s2c, x.nonce, &iov, 1,
+					 x.sig);
 	else
-		ret = smb2_xform_verify(c->sign_alg, io->ch.chan->signing_key, x.nonce, &iov, 1,
-					x.sig);
+		ret = smb2_xform_verify(&c->kept, c->sign_alg, io->ch.chan->signing_key, x.nonce,
+					&iov, 1, x.sig);
 	if (ret)
 		return cli_err(c, ret == -EBADMSG ? -EBADMSG : ret,
 			       "READ of %u bytes from %s: the RDMA data fails its %s check", got,

@@ -341,7 +341,8 @@ static int bind_session(struct rdax_conn *c, struct cli_chan *chan, uint8_t *pre
 		goto out_free;
 	}
 	if (!(ch.rsp[0].hdr.flags & SMB2_FLAGS_SIGNED) ||
-	    smb2_sign_verify(c->sign_alg, chan->signing_key, ch.rsp[0].pdu, ch.rsp[0].len)) {
+	    smb2_sign_verify(&c->kept, c->sign_alg, chan->signing_key, ch.rsp[0].pdu,
+			     ch.rsp[0].len)) {
 		ret = cli_err(c, -EBADMSG, "binding response has a bad signature");
 		goto out_free;
 	}

@@ -198,6 +198,46 @@ out_free_ctx:
 	return rc;
 }
 
+void crypto_kept_free(struct crypto_kept *k)
+{
+	if (!k)
+		return;
+	EVP_CIPHER_CTX_free(k->cctx);
+	EVP_MAC_CTX_free(k->mctx);
+	k->cctx = NULL;
+	k->mctx = NULL;
+}
+
+EVP_CIPHER_CTX *crypto_kept_cipher(struct crypto_kept *k)
+{
+	if (!k->cctx)
+		k->cctx = EVP_CIPHER_CTX_new();
+	return k->cctx;
+}
+
+EVP_MAC_CTX *crypto_kept_mac(struct crypto_kept *k, bool cmac)
+{
+	EVP_MAC *mac = cmac ? algs.cmac : algs.hmac;
+	OSSL_PARAM params[2];
+
+	if (k->mctx && EVP_MAC_CTX_get0_mac(k->mctx) == mac)
+		return k->mctx;
+	EVP_MAC_CTX_free(k->mctx);
+	k->mctx = EVP_MAC_CTX_new(mac);
+	if (!k->mctx)
+		return NULL;
+	/* set once: setting the digest or cipher by name fetches it each time */
+	params[0] = OSSL_PARAM_construct_utf8_string(cmac ? OSSL_MAC_PARAM_CIPHER :
+							    OSSL_MAC_PARAM_DIGEST,
+						     (char *)(cmac ? "AES-128-CBC" : "SHA256"), 0);
+	params[1] = OSSL_PARAM_construct_end();
+	if (EVP_MAC_CTX_set_params(k->mctx, params) != 1) {
+		EVP_MAC_CTX_free(k->mctx);
+		k->mctx = NULL;
+	}
+	return k->mctx;
+}
+
 int crypto_hmac_md5v(const uint8_t *key, size_t klen,
 		     const struct iovec *iov, int n, uint8_t out[16])
 {

@@ -37,6 +37,21 @@ int crypto_aes_cmacv(const uint8_t key[16], const struct iovec *iov, int n,
 int crypto_aes_gmacv(const uint8_t key[16], const uint8_t nonce[12],
 		     const struct iovec *iov, int n, uint8_t tag[16]);
 
+/*
+ * OpenSSL contexts kept by an owner that one thread uses at a time (a
+ * connection, a transfer), so that signing and encrypting a message
+ * allocates nothing: made at first use, re-keyed for each message,
+ * freed by crypto_kept_free(). Zeroed is empty. A call that takes one
+ * and gets NULL makes and frees contexts for that call alone.
+ */
+struct crypto_kept {
+	void *cctx;			/* EVP_CIPHER_CTX: AES-GCM, AES-CCM, AES-GMAC */
+	void *mctx;			/* EVP_MAC_CTX: HMAC-SHA256 or AES-CMAC */
+};
+
+/* Frees what k holds and leaves it empty (NULL: nothing). */
+void crypto_kept_free(struct crypto_kept *k);
+
 /* hash = SHA-512(hash || iov...), the SMB 3.1.1 preauth integrity update. */
 int crypto_preauth_update(uint8_t hash[64], const struct iovec *iov, int n);
 
@@ -112,12 +127,12 @@ int smb3_derive_keys(uint16_t dialect, const uint8_t session_key[16],
  * NextCommand) with its Signature field taken as zero; the input is not
  * modified. -EBADMSG if len < 64, -EINVAL for an unknown alg.
  */
-int smb2_sign_compute(int alg, const uint8_t key[16], const uint8_t *pdu,
-		      size_t len, uint8_t sig[16]);
+int smb2_sign_compute(struct crypto_kept *k, int alg, const uint8_t key[16],
+		      const uint8_t *pdu, size_t len, uint8_t sig[16]);
 
 /* Check the Signature field in constant time: 0 or -EBADMSG. */
-int smb2_sign_verify(int alg, const uint8_t key[16], const uint8_t *pdu,
-		     size_t len);
+int smb2_sign_verify(struct crypto_kept *k, int alg, const uint8_t key[16],
+		     const uint8_t *pdu, size_t len);
 
 /* [MS-SMB2] 2.2.41 TRANSFORM_HEADER, 52 bytes. */
 #define SMB2_TF_LEN 52
@@ -139,11 +154,11 @@ int smb2_cipher_keylen(uint16_t cipher);
  * iovec located exactly at out + SMB2_TF_LEN is encrypted in place; any
  * other overlap between plaintext and out is not allowed.
  */
-int smb2_encrypt(uint16_t cipher, const uint8_t *key, uint64_t session_id,
-		 const struct iovec *plain, int n, uint8_t *out);
+int smb2_encrypt(struct crypto_kept *k, uint16_t cipher, const uint8_t *key,
+		 uint64_t session_id, const struct iovec *plain, int n, uint8_t *out);
 
 /* Same with a caller-chosen 16-byte Nonce field (tests, known answers). */
-int smb2_encrypt_nonce(uint16_t cipher, const uint8_t *key,
+int smb2_encrypt_nonce(struct crypto_kept *k, uint16_t cipher, const uint8_t *key,
 		       uint64_t session_id, const uint8_t nonce[16],
 		       const struct iovec *plain, int n, uint8_t *out);
 
@@ -171,8 +186,8 @@ int smb2_nonce_next(struct smb2_nonce_gen *g, uint16_t cipher,
  * authentication tag does not match (out_plain content is then
  * unspecified and must not be used).
  */
-int smb2_decrypt(uint16_t cipher, const uint8_t *key, const uint8_t *msg,
-		 size_t len, uint8_t *out_plain);
+int smb2_decrypt(struct crypto_kept *k, uint16_t cipher, const uint8_t *key,
+		 const uint8_t *msg, size_t len, uint8_t *out_plain);
 
 /*
  * The RDMA transform's payload ([MS-SMB2] 2.2.43.1; what rdax does
@@ -182,19 +197,21 @@ int smb2_decrypt(uint16_t cipher, const uint8_t *key, const uint8_t *msg,
  * the tag: -EBADMSG (the iovecs are then wiped). CCM over more than one
  * iovec goes through a temporary copy.
  */
-int smb2_xform_encrypt(uint16_t cipher, const uint8_t *key, const uint8_t *nonce,
-		       const struct iovec *iov, int n, uint8_t tag[16]);
-int smb2_xform_decrypt(uint16_t cipher, const uint8_t *key, const uint8_t *nonce,
-		       const struct iovec *iov, int n, const uint8_t tag[16]);
+int smb2_xform_encrypt(struct crypto_kept *k, uint16_t cipher, const uint8_t *key,
+		       const uint8_t *nonce, const struct iovec *iov, int n, uint8_t tag[16]);
+int smb2_xform_decrypt(struct crypto_kept *k, uint16_t cipher, const uint8_t *key,
+		       const uint8_t *nonce, const struct iovec *iov, int n,
+		       const uint8_t tag[16]);
 /*
  * Signed payload: the session's signing algorithm and key over
  * nonce (12 bytes) || payload (AES-GMAC: the nonce is GMAC's IV, the
  * payload its AAD). At most 32 iovecs. Verify: 0 or -EBADMSG.
  */
-int smb2_xform_sign(int alg, const uint8_t key[16], const uint8_t nonce[12],
-		    const struct iovec *iov, int n, uint8_t sig[16]);
-int smb2_xform_verify(int alg, const uint8_t key[16], const uint8_t nonce[12],
-		      const struct iovec *iov, int n, const uint8_t sig[16]);
+int smb2_xform_sign(struct crypto_kept *k, int alg, const uint8_t key[16],
+		    const uint8_t nonce[12], const struct iovec *iov, int n, uint8_t sig[16]);
+int smb2_xform_verify(struct crypto_kept *k, int alg, const uint8_t key[16],
+		      const uint8_t nonce[12], const struct iovec *iov, int n,
+		      const uint8_t sig[16]);
 
 /*
  * The same payload crypto in steps, for a payload that arrives or leaves
@@ -203,8 +220,8 @@ int smb2_xform_verify(int alg, const uint8_t key[16], const uint8_t nonce[12],
  * takes its input in one call (-EOPNOTSUPP: use the one-shot calls).
  * end writes the tag (ENCRYPT, SIGN) or checks it (DECRYPT, VERIFY:
  * -EBADMSG; a DECRYPT's pieces then hold unauthenticated plaintext: the
- * caller wipes them). end and abort free the pass; abort of a pass never
- * begun or already ended does nothing.
+ * caller wipes them). end and abort end the pass (its contexts are kept);
+ * abort of a pass never begun or already ended does nothing.
  */
 enum smb2_xpass_op {
 	SMB2_XPASS_ENCRYPT = 1,
@@ -214,14 +231,18 @@ enum smb2_xpass_op {
 };
 
 struct smb2_xpass {
-	void *cctx;			/* EVP_CIPHER_CTX: AES-GCM, AES-GMAC */
-	void *mctx;			/* EVP_MAC_CTX: HMAC-SHA256, AES-CMAC */
+	struct crypto_kept *k;		/* the contexts it runs on; NULL: not begun */
 	enum smb2_xpass_op op;
+	bool mac;			/* HMAC-SHA256, AES-CMAC: k->mctx; else k->cctx */
 };
 
-/* alg: the cipher (ENCRYPT, DECRYPT) or the signing algorithm (SIGN, VERIFY) */
-int smb2_xpass_begin(struct smb2_xpass *p, enum smb2_xpass_op op, int alg,
-		     const uint8_t *key, const uint8_t *nonce);
+/*
+ * alg: the cipher (ENCRYPT, DECRYPT) or the signing algorithm (SIGN,
+ * VERIFY). The pass runs on k's contexts (not NULL), which stay k's:
+ * one pass at a time per k.
+ */
+int smb2_xpass_begin(struct smb2_xpass *p, struct crypto_kept *k, enum smb2_xpass_op op,
+		     int alg, const uint8_t *key, const uint8_t *nonce);
 int smb2_xpass_step(struct smb2_xpass *p, const struct iovec *iov, int n);
 int smb2_xpass_end(struct smb2_xpass *p, uint8_t tag[16]);
 void smb2_xpass_abort(struct smb2_xpass *p);

@@ -3,6 +3,8 @@
 #ifndef RDAX_CRYPTO_CRYPTO_INT_H
 #define RDAX_CRYPTO_CRYPTO_INT_H
 
+#include <stdbool.h>
+
 #include <openssl/evp.h>
 
 /* Read-only after crypto_init() succeeded. */
@@ -23,5 +25,16 @@ struct crypto_algs {
 
 /* NULL if crypto_init() failed. */
 const struct crypto_algs *crypto_algs(void);
+
+struct crypto_kept;
+
+/* k's cipher context, made at first use; NULL: out of memory. */
+EVP_CIPHER_CTX *crypto_kept_cipher(struct crypto_kept *k);
+/*
+ * k's MAC context of HMAC-SHA256 (cmac false) or AES-128-CMAC, its
+ * algorithm set: key it with EVP_MAC_init(ctx, key, 16, NULL). Made at
+ * first use or when the algorithm changes; NULL: out of memory.
+ */
+EVP_MAC_CTX *crypto_kept_mac(struct crypto_kept *k, bool cmac);
 
 #endif

@@ -131,10 +131,28 @@ static const EVP_CIPHER *aead_cipher(const struct crypto_algs *a,
 	}
 }
 
-int crypto_aes_gmacv(const uint8_t key[16], const uint8_t nonce[12],
-		     const struct iovec *iov, int n, uint8_t tag[16])
+/*
+ * Start ctx on cipher c in the direction enc, ready for its key. A
+ * context already on c keeps its set-up (IV length; a CCM tag length is
+ * set again by the caller) and is only re-keyed: passing the cipher again
+ * would make OpenSSL free and make its inner state.
+ */
+static int cipher_start(EVP_CIPHER_CTX *ctx, const EVP_CIPHER *c, bool enc, int ivlen)
+{
+	if (EVP_CIPHER_CTX_get0_cipher(ctx) == c)
+		return EVP_CipherInit_ex2(ctx, NULL, NULL, NULL, enc, NULL) == 1 ? 0 : -EIO;
+	if (EVP_CipherInit_ex2(ctx, c, NULL, NULL, enc, NULL) != 1 ||
+	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, ivlen, NULL) != 1)
+		return -EIO;
+	return 0;
+}
+
+/* AES-128-GMAC on k's cipher context (NULL: one of its own) */
+static int gmacv(struct crypto_kept *k, const uint8_t key[16], const uint8_t nonce[12],
+		 const struct iovec *iov, int n, uint8_t tag[16])
 {
 	const struct crypto_algs *a = crypto_algs();
+	struct crypto_kept tmp = { 0 };
 	EVP_CIPHER_CTX *ctx;
 	uint8_t dummy[16];
 	int i, outl, rc = -EIO;
@@ -143,10 +161,11 @@ int crypto_aes_gmacv(const uint8_t key[16], const uint8_t nonce[12],
 		return -ENOPKG;
 	if (n < 0 || (n && !iov))
 		return -EINVAL;
-	ctx = EVP_CIPHER_CTX_new();
+	ctx = crypto_kept_cipher(k ? k : &tmp);
 	if (!ctx)
 		return -ENOMEM;
-	if (EVP_EncryptInit_ex2(ctx, a->aes128_gcm, key, nonce, NULL) != 1)
+	if (cipher_start(ctx, a->aes128_gcm, true, 12) ||
+	    EVP_EncryptInit_ex2(ctx, NULL, key, nonce, NULL) != 1)
 		goto out_free_ctx;
 	for (i = 0; i < n; i++) {
 		const uint8_t *p = iov[i].iov_base;
@@ -166,28 +185,48 @@ int crypto_aes_gmacv(const uint8_t key[16], const uint8_t nonce[12],
 		goto out_free_ctx;
 	rc = 0;
 out_free_ctx:
-	EVP_CIPHER_CTX_free(ctx);
+	crypto_kept_free(&tmp);
 	return rc;
 }
 
-/* HMAC-SHA256 (truncated to 16 bytes) or AES-CMAC over iov */
-static int sign_macv(int alg, const uint8_t key[16], const struct iovec *iov, int n,
-		     uint8_t sig[16])
+int crypto_aes_gmacv(const uint8_t key[16], const uint8_t nonce[12],
+		     const struct iovec *iov, int n, uint8_t tag[16])
 {
-	uint8_t mac[32];
-	int rc;
+	return gmacv(NULL, key, nonce, iov, n, tag);
+}
 
-	if (alg == SMB2_SIGN_AES_CMAC)
-		return crypto_aes_cmacv(key, iov, n, sig);
-	rc = crypto_hmac_sha256v(key, 16, iov, n, mac);
-	if (!rc)
-		memcpy(sig, mac, 16);
+/* HMAC-SHA256 (truncated to 16 bytes) or AES-CMAC over iov, on k's MAC context */
+static int sign_macv(struct crypto_kept *k, int alg, const uint8_t key[16],
+		     const struct iovec *iov, int n, uint8_t sig[16])
+{
+	struct crypto_kept tmp = { 0 };
+	uint8_t mac[EVP_MAX_MD_SIZE];
+	EVP_MAC_CTX *ctx;
+	size_t got = 0;
+	int i, rc = -EIO;
+
+	if (!crypto_algs())
+		return -ENOPKG;
+	ctx = crypto_kept_mac(k ? k : &tmp, alg == SMB2_SIGN_AES_CMAC);
+	if (!ctx)
+		return -ENOMEM;
+	if (EVP_MAC_init(ctx, key, 16, NULL) != 1)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (iov[i].iov_len && EVP_MAC_update(ctx, iov[i].iov_base, iov[i].iov_len) != 1)
+			goto out;
+	if (EVP_MAC_final(ctx, mac, &got, sizeof(mac)) != 1 || got < 16)
+		goto out;
+	memcpy(sig, mac, 16);
+	rc = 0;
+out:
 	OPENSSL_cleanse(mac, sizeof(mac));
+	crypto_kept_free(&tmp);
 	return rc;
 }
 
-int smb2_sign_compute(int alg, const uint8_t key[16], const uint8_t *pdu,
-		      size_t len, uint8_t sig[16])
+int smb2_sign_compute(struct crypto_kept *k, int alg, const uint8_t key[16],
+		      const uint8_t *pdu, size_t len, uint8_t sig[16])
 {
 	static const uint8_t zsig[SMB2_SIG_LEN];
 	uint8_t nonce[12];
@@ -203,7 +242,7 @@ int smb2_sign_compute(int alg, const uint8_t key[16], const uint8_t *pdu,
 	switch (alg) {
 	case SMB2_SIGN_HMAC_SHA256:
 	case SMB2_SIGN_AES_CMAC:
-		return sign_macv(alg, key, iov, 3, sig);
+		return sign_macv(k, alg, key, iov, 3, sig);
 	case SMB2_SIGN_AES_GMAC:
 		/* [MS-SMB2] 3.1.4.1: MessageId || role/cancel bits */
 		flags = get_le32(pdu + 16);
@@ -213,19 +252,19 @@ int smb2_sign_compute(int alg, const uint8_t key[16], const uint8_t *pdu,
 			bits |= 2;
 		memcpy(nonce, pdu + 24, 8);
 		put_le32(nonce + 8, bits);
-		return crypto_aes_gmacv(key, nonce, iov, 3, sig);
+		return gmacv(k, key, nonce, iov, 3, sig);
 	default:
 		return -EINVAL;
 	}
 }
 
-int smb2_sign_verify(int alg, const uint8_t key[16], const uint8_t *pdu,
-		     size_t len)
+int smb2_sign_verify(struct crypto_kept *k, int alg, const uint8_t key[16],
+		     const uint8_t *pdu, size_t len)
 {
 	uint8_t sig[16];
 	int rc;
 
-	rc = smb2_sign_compute(alg, key, pdu, len, sig);
+	rc = smb2_sign_compute(k, alg, key, pdu, len, sig);
 	if (rc)
 		return rc;
 	if (CRYPTO_memcmp(sig, pdu + SMB2_SIG_OFF, SMB2_SIG_LEN))
@@ -238,9 +277,7 @@ static int aead_init(EVP_CIPHER_CTX *ctx, const EVP_CIPHER *c, bool ccm,
 		     bool enc, const uint8_t *key, const uint8_t *nonce,
 		     const uint8_t *tag)
 {
-	if (EVP_CipherInit_ex2(ctx, c, NULL, NULL, enc, NULL) != 1 ||
-	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, ccm ? 11 : 12,
-				NULL) != 1)
+	if (cipher_start(ctx, c, enc, ccm ? 11 : 12))
 		return -EIO;
 	/* CCM wants the tag (length) before the key */
 	if (ccm && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 16,
@@ -251,11 +288,12 @@ static int aead_init(EVP_CIPHER_CTX *ctx, const EVP_CIPHER *c, bool ccm,
 	return 0;
 }
 
-int smb2_encrypt_nonce(uint16_t cipher, const uint8_t *key,
+int smb2_encrypt_nonce(struct crypto_kept *k, uint16_t cipher, const uint8_t *key,
 		       uint64_t session_id, const uint8_t nonce[16],
 		       const struct iovec *plain, int n, uint8_t *out)
 {
 	const struct crypto_algs *a = crypto_algs();
+	struct crypto_kept tmp = { 0 };
 	const EVP_CIPHER *c;
 	EVP_CIPHER_CTX *ctx;
 	uint8_t *ct = out + SMB2_TF_LEN;
@@ -284,7 +322,7 @@ int smb2_encrypt_nonce(uint16_t cipher, const uint8_t *key,
 	put_le16(out + SMB2_TF_FLAGS_OFF, SMB2_TF_FLAG_ENCRYPTED);
 	put_le64(out + SMB2_TF_SESSION_OFF, session_id);
 
-	ctx = EVP_CIPHER_CTX_new();
+	ctx = crypto_kept_cipher(k ? k : &tmp);
 	if (!ctx)
 		return -ENOMEM;
 	rc = aead_init(ctx, c, ccm, true, key, out + SMB2_TF_NONCE_OFF, NULL);
@@ -324,12 +362,12 @@ int smb2_encrypt_nonce(uint16_t cipher, const uint8_t *key,
 		goto out_free_ctx;
 	rc = (int)(SMB2_TF_LEN + total);
 out_free_ctx:
-	EVP_CIPHER_CTX_free(ctx);
+	crypto_kept_free(&tmp);
 	return rc;
 }
 
-int smb2_encrypt(uint16_t cipher, const uint8_t *key, uint64_t session_id,
-		 const struct iovec *plain, int n, uint8_t *out)
+int smb2_encrypt(struct crypto_kept *k, uint16_t cipher, const uint8_t *key,
+		 uint64_t session_id, const struct iovec *plain, int n, uint8_t *out)
 {
 	uint8_t nonce[16] = { 0 };
 	bool ccm = cipher == SMB2_CIPHER_AES128_CCM ||
@@ -341,8 +379,7 @@ int smb2_encrypt(uint16_t cipher, const uint8_t *key, uint64_t session_id,
 	rc = crypto_random(nonce, ccm ? 11 : 12);
 	if (rc)
 		return rc;
-	return smb2_encrypt_nonce(cipher, key, session_id, nonce, plain, n,
-				  out);
+	return smb2_encrypt_nonce(k, cipher, key, session_id, nonce, plain, n, out);
 }
 
 int smb2_nonce_gen_init(struct smb2_nonce_gen *g)
@@ -369,10 +406,11 @@ int smb2_nonce_next(struct smb2_nonce_gen *g, uint16_t cipher,
 	return 0;
 }
 
-int smb2_decrypt(uint16_t cipher, const uint8_t *key, const uint8_t *msg,
-		 size_t len, uint8_t *out_plain)
+int smb2_decrypt(struct crypto_kept *k, uint16_t cipher, const uint8_t *key,
+		 const uint8_t *msg, size_t len, uint8_t *out_plain)
 {
 	const struct crypto_algs *a = crypto_algs();
+	struct crypto_kept tmp = { 0 };
 	const uint8_t *ct = msg + SMB2_TF_LEN;
 	const EVP_CIPHER *c;
 	EVP_CIPHER_CTX *ctx;
@@ -393,7 +431,7 @@ int smb2_decrypt(uint16_t cipher, const uint8_t *key, const uint8_t *msg,
 	    get_le16(msg + SMB2_TF_FLAGS_OFF) != SMB2_TF_FLAG_ENCRYPTED)
 		return -EBADMSG;
 
-	ctx = EVP_CIPHER_CTX_new();
+	ctx = crypto_kept_cipher(k ? k : &tmp);
 	if (!ctx)
 		return -ENOMEM;
 	rc = aead_init(ctx, c, ccm, false, key, msg + SMB2_TF_NONCE_OFF,
@@ -426,7 +464,7 @@ out_wipe:
 	/* never hand out unauthenticated plaintext */
 	OPENSSL_cleanse(out_plain, clen);
 out_free_ctx:
-	EVP_CIPHER_CTX_free(ctx);
+	crypto_kept_free(&tmp);
 	return rc;
 }
 
@@ -502,50 +540,50 @@ bool smb2_xpass_can(enum smb2_xpass_op op, int alg)
 }
 
 /* HMAC-SHA256 or AES-CMAC, keyed, the nonce its first 12 bytes */
-static int xpass_mac_begin(struct smb2_xpass *p, const struct crypto_algs *a, int alg,
-			   const uint8_t *key, const uint8_t *nonce)
+static int xpass_mac_begin(struct smb2_xpass *p, int alg, const uint8_t *key,
+			   const uint8_t *nonce)
 {
-	bool cmac = alg == SMB2_SIGN_AES_CMAC;
-	OSSL_PARAM params[2];
+	EVP_MAC_CTX *ctx = crypto_kept_mac(p->k, alg == SMB2_SIGN_AES_CMAC);
 
-	p->mctx = EVP_MAC_CTX_new(cmac ? a->cmac : a->hmac);
-	if (!p->mctx)
+	if (!ctx)
 		return -ENOMEM;
-	params[0] = OSSL_PARAM_construct_utf8_string(cmac ? OSSL_MAC_PARAM_CIPHER :
-							    OSSL_MAC_PARAM_DIGEST,
-						     (char *)(cmac ? "AES-128-CBC" : "SHA256"), 0);
-	params[1] = OSSL_PARAM_construct_end();
-	if (EVP_MAC_init(p->mctx, key, 16, params) != 1 ||
-	    EVP_MAC_update(p->mctx, nonce, 12) != 1)
+	p->mac = true;
+	if (EVP_MAC_init(ctx, key, 16, NULL) != 1 || EVP_MAC_update(ctx, nonce, 12) != 1)
 		return -EIO;
 	return 0;
 }
 
-int smb2_xpass_begin(struct smb2_xpass *p, enum smb2_xpass_op op, int alg,
-		     const uint8_t *key, const uint8_t *nonce)
+int smb2_xpass_begin(struct smb2_xpass *p, struct crypto_kept *k, enum smb2_xpass_op op,
+		     int alg, const uint8_t *key, const uint8_t *nonce)
 {
 	const struct crypto_algs *a = crypto_algs();
 	const EVP_CIPHER *c;
+	EVP_CIPHER_CTX *ctx;
 	bool ccm;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
 	if (!a)
 		return -ENOPKG;
+	if (!k)
+		return -EINVAL;
 	if (!smb2_xpass_can(op, alg))
 		return xpass_signs(op) || (alg != SMB2_CIPHER_AES128_CCM &&
 					   alg != SMB2_CIPHER_AES256_CCM) ? -EINVAL : -EOPNOTSUPP;
+	p->k = k;
 	p->op = op;
 	if (xpass_signs(op) && alg != SMB2_SIGN_AES_GMAC) {
-		rc = xpass_mac_begin(p, a, alg, key, nonce);
+		rc = xpass_mac_begin(p, alg, key, nonce);
 		goto out;
 	}
 	/* AES-GMAC: AES-128-GCM with the payload as its additional data */
 	c = xpass_signs(op) ? a->aes128_gcm : aead_cipher(a, (uint16_t)alg, &ccm);
-	p->cctx = EVP_CIPHER_CTX_new();
-	if (!p->cctx)
-		return -ENOMEM;
-	rc = aead_init(p->cctx, c, false, op != SMB2_XPASS_DECRYPT, key, nonce, NULL);
+	ctx = crypto_kept_cipher(k);
+	if (!ctx) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = aead_init(ctx, c, false, op != SMB2_XPASS_DECRYPT, key, nonce, NULL);
 out:
 	if (rc)
 		smb2_xpass_abort(p);
@@ -556,7 +594,7 @@ int smb2_xpass_step(struct smb2_xpass *p, const struct iovec *iov, int n)
 {
 	int i, outl, ok;
 
-	if ((!p->cctx && !p->mctx) || n < 0 || (n && !iov))
+	if (!p->k || n < 0 || (n && !iov))
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
 		uint8_t *b = iov[i].iov_base;
@@ -565,12 +603,12 @@ int smb2_xpass_step(struct smb2_xpass *p, const struct iovec *iov, int n)
 		while (left) {
 			int chunk = left > (1u << 30) ? 1 << 30 : (int)left;
 
-			if (p->mctx)
-				ok = EVP_MAC_update(p->mctx, b, (size_t)chunk);
+			if (p->mac)
+				ok = EVP_MAC_update(p->k->mctx, b, (size_t)chunk);
 			else if (xpass_signs(p->op))
-				ok = EVP_EncryptUpdate(p->cctx, NULL, &outl, b, chunk);
+				ok = EVP_EncryptUpdate(p->k->cctx, NULL, &outl, b, chunk);
 			else
-				ok = EVP_CipherUpdate(p->cctx, b, &outl, b, chunk);
+				ok = EVP_CipherUpdate(p->k->cctx, b, &outl, b, chunk);
 			if (ok != 1)
 				return -EIO;
 			b += chunk;
@@ -587,21 +625,24 @@ int smb2_xpass_end(struct smb2_xpass *p, uint8_t tag[16])
 	size_t got = 0;
 	int outl, rc = -EIO;
 
-	if (p->mctx) {
-		if (EVP_MAC_final(p->mctx, t, &got, sizeof(t)) != 1 || got < 16)
+	if (!p->k) {
+		rc = -EINVAL;
+		goto out;
+	}
+	if (p->mac) {
+		if (EVP_MAC_final(p->k->mctx, t, &got, sizeof(t)) != 1 || got < 16)
 			goto out;
-	} else if (p->cctx) {
-		if (dec && EVP_CIPHER_CTX_ctrl(p->cctx, EVP_CTRL_AEAD_SET_TAG, 16, tag) != 1)
+	} else {
+		EVP_CIPHER_CTX *ctx = p->k->cctx;
+
+		if (dec && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 16, tag) != 1)
 			goto out;
-		if (EVP_CipherFinal_ex(p->cctx, fin, &outl) != 1) {
+		if (EVP_CipherFinal_ex(ctx, fin, &outl) != 1) {
 			rc = dec ? -EBADMSG : -EIO;
 			goto out;
 		}
-		if (!dec && EVP_CIPHER_CTX_ctrl(p->cctx, EVP_CTRL_AEAD_GET_TAG, 16, t) != 1)
+		if (!dec && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 16, t) != 1)
 			goto out;
-	} else {
-		rc = -EINVAL;
-		goto out;
 	}
 	rc = 0;
 	if (p->op == SMB2_XPASS_VERIFY)
@@ -616,16 +657,17 @@ out:
 
 void smb2_xpass_abort(struct smb2_xpass *p)
 {
-	EVP_CIPHER_CTX_free(p->cctx);
-	EVP_MAC_CTX_free(p->mctx);
-	p->cctx = NULL;
-	p->mctx = NULL;
+	/* the contexts stay with their owner: the next begin re-keys them */
+	p->k = NULL;
+	p->mac = false;
 }
 
 /* One pass over the whole payload; a DECRYPT that fails wipes it. */
-static int xform_steps(enum smb2_xpass_op op, int alg, const uint8_t *key,
-		       const uint8_t *nonce, const struct iovec *iov, int n, uint8_t tag[16])
+static int xform_steps(struct crypto_kept *k, enum smb2_xpass_op op, int alg,
+		       const uint8_t *key, const uint8_t *nonce, const struct iovec *iov, int n,
+		       uint8_t tag[16])
 {
+	struct crypto_kept tmp = { 0 };
 	struct smb2_xpass p;
 	size_t total;
 	int i, rc;
@@ -633,14 +675,15 @@ static int xform_steps(enum smb2_xpass_op op, int alg, const uint8_t *key,
 	rc = iov_total(iov, n, &total);
 	if (rc)
 		return rc;
-	rc = smb2_xpass_begin(&p, op, alg, key, nonce);
-	if (rc)
-		return rc;
-	rc = smb2_xpass_step(&p, iov, n);
-	if (rc)
-		smb2_xpass_abort(&p);
-	else
-		rc = smb2_xpass_end(&p, tag);
+	rc = smb2_xpass_begin(&p, k ? k : &tmp, op, alg, key, nonce);
+	if (!rc) {
+		rc = smb2_xpass_step(&p, iov, n);
+		if (rc)
+			smb2_xpass_abort(&p);
+		else
+			rc = smb2_xpass_end(&p, tag);
+	}
+	crypto_kept_free(&tmp);
 	/* never leave unauthenticated plaintext behind */
 	if (rc && op == SMB2_XPASS_DECRYPT)
 		for (i = 0; i < n; i++)
@@ -649,11 +692,12 @@ static int xform_steps(enum smb2_xpass_op op, int alg, const uint8_t *key,
 }
 
 /* AES-CCM, in place over iov (one update); enc: tag out, else tag checked (-EBADMSG). */
-static int xform_ccm(bool enc, uint16_t cipher, const uint8_t *key, const uint8_t *nonce,
-		     const struct iovec *iov, int n, uint8_t tag[16])
+static int xform_ccm(struct crypto_kept *k, bool enc, uint16_t cipher, const uint8_t *key,
+		     const uint8_t *nonce, const struct iovec *iov, int n, uint8_t tag[16])
 {
 	const struct crypto_algs *a = crypto_algs();
 	uint8_t *flat = NULL, *tmp = NULL, fin[16];
+	struct crypto_kept own = { 0 };
 	const EVP_CIPHER *c;
 	EVP_CIPHER_CTX *ctx;
 	size_t total;
@@ -668,7 +712,7 @@ static int xform_ccm(bool enc, uint16_t cipher, const uint8_t *key, const uint8_
 	rc = iov_total(iov, n, &total);
 	if (rc)
 		return rc;
-	ctx = EVP_CIPHER_CTX_new();
+	ctx = crypto_kept_cipher(k ? k : &own);
 	if (!ctx)
 		return -ENOMEM;
 	rc = aead_init(ctx, c, true, enc, key, nonce, enc ? NULL : tag);
@@ -702,40 +746,42 @@ out_free:
 		free(tmp);
 	}
 out_free_ctx:
-	EVP_CIPHER_CTX_free(ctx);
+	crypto_kept_free(&own);
 	return rc;
 }
 
-int smb2_xform_encrypt(uint16_t cipher, const uint8_t *key, const uint8_t *nonce,
-		       const struct iovec *iov, int n, uint8_t tag[16])
+int smb2_xform_encrypt(struct crypto_kept *k, uint16_t cipher, const uint8_t *key,
+		       const uint8_t *nonce, const struct iovec *iov, int n, uint8_t tag[16])
 {
 	if (smb2_xpass_can(SMB2_XPASS_ENCRYPT, cipher))
-		return xform_steps(SMB2_XPASS_ENCRYPT, cipher, key, nonce, iov, n, tag);
-	return xform_ccm(true, cipher, key, nonce, iov, n, tag);
+		return xform_steps(k, SMB2_XPASS_ENCRYPT, cipher, key, nonce, iov, n, tag);
+	return xform_ccm(k, true, cipher, key, nonce, iov, n, tag);
 }
 
-int smb2_xform_decrypt(uint16_t cipher, const uint8_t *key, const uint8_t *nonce,
-		       const struct iovec *iov, int n, const uint8_t tag[16])
+int smb2_xform_decrypt(struct crypto_kept *k, uint16_t cipher, const uint8_t *key,
+		       const uint8_t *nonce, const struct iovec *iov, int n,
+		       const uint8_t tag[16])
 {
 	uint8_t t[16];
 
 	memcpy(t, tag, 16);
 	if (smb2_xpass_can(SMB2_XPASS_DECRYPT, cipher))
-		return xform_steps(SMB2_XPASS_DECRYPT, cipher, key, nonce, iov, n, t);
-	return xform_ccm(false, cipher, key, nonce, iov, n, t);
+		return xform_steps(k, SMB2_XPASS_DECRYPT, cipher, key, nonce, iov, n, t);
+	return xform_ccm(k, false, cipher, key, nonce, iov, n, t);
 }
 
-int smb2_xform_sign(int alg, const uint8_t key[16], const uint8_t nonce[12],
-		    const struct iovec *iov, int n, uint8_t sig[16])
+int smb2_xform_sign(struct crypto_kept *k, int alg, const uint8_t key[16],
+		    const uint8_t nonce[12], const struct iovec *iov, int n, uint8_t sig[16])
 {
-	return xform_steps(SMB2_XPASS_SIGN, alg, key, nonce, iov, n, sig);
+	return xform_steps(k, SMB2_XPASS_SIGN, alg, key, nonce, iov, n, sig);
 }
 
-int smb2_xform_verify(int alg, const uint8_t key[16], const uint8_t nonce[12],
-		      const struct iovec *iov, int n, const uint8_t sig[16])
+int smb2_xform_verify(struct crypto_kept *k, int alg, const uint8_t key[16],
+		      const uint8_t nonce[12], const struct iovec *iov, int n,
+		      const uint8_t sig[16])
 {
 	uint8_t s[16];
 
 	memcpy(s, sig, 16);
-	return xform_steps(SMB2_XPASS_VERIFY, alg, key, nonce, iov, n, s);
+	return xform_steps(k, SMB2_XPASS_VERIFY, alg, key, nonce, iov, n, s);
 }

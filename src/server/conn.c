@@ -136,6 +136,7 @@ void srv_conn_free(struct srv_conn *c)
 	srv_conn_stats_add(&c->w->gone_tr[c->x->rdma], &c->stats);
 	c->x->ops->destroy(c->x);
 	srv_rio_pool_free(c);
+	crypto_kept_free(&c->kept);
 	free(c->rx_spare);
 	explicit_bzero(c->gone, sizeof(c->gone));
 	srv_conn_stats_add(&c->w->gone, &c->stats);

@@ -92,7 +92,8 @@ static int check_signature(struct srv_req *req)
 		return 0;
 	}
 	/* each channel has its own key ([MS-SMB2] 3.3.5.2.4) */
-	if (smb2_sign_verify(req->chan->sign.alg, req->chan->sign.key, req->pdu, req->len)) {
+	if (smb2_sign_verify(&req->conn->kept, req->chan->sign.alg, req->chan->sign.key,
+			     req->pdu, req->len)) {
 		log_ratelimited(LOG_WARN, "%s: bad signature on %s (session 0x%llx)",
 				req->conn->x->peer, smb2_cmd_name(req->hdr.command),
 				(unsigned long long)s->id);
@@ -649,7 +650,7 @@ static int process_msg(struct srv_conn *c, uint8_t *msg, size_t len)
 					c->x->peer, (unsigned long long)sid);
 			return -EACCES;
 		}
-		n = smb2_decrypt(s->cipher, s->keys.c2s, msg, len,
+		n = smb2_decrypt(&c->kept, s->cipher, s->keys.c2s, msg, len,
 				 msg + SMB2_TRANSFORM_SIZE);
 		if (n < 0) {
 			log_ratelimited(LOG_WARN, "%s: message failed to decrypt",

@@ -142,7 +142,7 @@ int srv_send_response(struct srv_conn *c, struct srv_rbuf *rb,
 
 		if (s && !enc_sess) {
 			put_le32(p + 16, get_le32(p + 16) | SMB2_FLAGS_SIGNED);
-			ret = smb2_sign_compute(s->alg, s->key, p, outs[i].len, p + 48);
+			ret = smb2_sign_compute(&c->kept, s->alg, s->key, p, outs[i].len, p + 48);
 			if (ret)
 				goto out_put;
 		}
@@ -157,7 +157,7 @@ int srv_send_response(struct srv_conn *c, struct srv_rbuf *rb,
 	if (enc_sess) {
 		iov.iov_base = base;
 		iov.iov_len = rb->len;
-		ret = smb2_encrypt(enc_sess->cipher, enc_sess->keys.s2c, enc_sess->id,
+		ret = smb2_encrypt(&c->kept, enc_sess->cipher, enc_sess->keys.s2c, enc_sess->id,
 				   &iov, 1, base - SMB2_TRANSFORM_SIZE);
 		if (ret < 0)
 			goto out_put;
@@ -212,7 +212,7 @@ int srv_respond_async(struct srv_conn *c, const struct smb2_hdr *req_hdr,
 	if (seal) {
 		struct iovec iov = { p, rb->len };
 
-		ret = smb2_encrypt(seal->cipher, seal->key, sess_id, &iov, 1,
+		ret = smb2_encrypt(&c->kept, seal->cipher, seal->key, sess_id, &iov, 1,
 				   p - SMB2_TRANSFORM_SIZE);
 		if (ret < 0) {
 			srv_rbuf_put(rb);
@@ -222,7 +222,7 @@ int srv_respond_async(struct srv_conn *c, const struct smb2_hdr *req_hdr,
 		rb->xb.len = (size_t)ret;
 	} else if (sign) {
 		put_le32(p + 16, get_le32(p + 16) | SMB2_FLAGS_SIGNED);
-		ret = smb2_sign_compute(sign->alg, sign->key, p, rb->len, p + 48);
+		ret = smb2_sign_compute(&c->kept, sign->alg, sign->key, p, rb->len, p + 48);
 		if (ret) {
 			srv_rbuf_put(rb);
 			return ret;

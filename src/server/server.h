@@ -647,6 +647,8 @@ struct srv_conn {
 	int store_active;		/* of those, waiting for io_uring */
 	struct srv_rio *rio_pool;	/* free transfers, at most seq_range */
 	uint32_t rio_pooled;
+	/* OpenSSL contexts of its messages' signatures and encryption */
+	struct crypto_kept kept;
 	/*
 	 * TCP: WRITEs whose store runs on the ring keep their message's
 	 * buffer (the transport reads on into rx_spare); a message that
@@ -779,6 +781,8 @@ struct srv_rio {
 	struct smbd_desc pdesc[SRV_MAX_DESC + SRV_RIO_PIECES];
 	struct smbd_sge psge[SRV_MAX_SEG + SRV_RIO_PIECES];
 	struct smbd_rw prw[SRV_RIO_PIECES];
+	/* the transform's OpenSSL contexts, kept while pooled (xpass runs on them) */
+	struct crypto_kept kept;
 };
 
 

@@ -52,6 +52,7 @@ static void rio_put(struct srv_conn *c, struct srv_rio *io)
 		c->rio_pooled++;
 		return;
 	}
+	crypto_kept_free(&io->kept);
 	free(io);
 }
 
@@ -61,6 +62,7 @@ void srv_rio_pool_free(struct srv_conn *c)
 
 	while ((io = c->rio_pool)) {
 		c->rio_pool = io->pool_next;
+		crypto_kept_free(&io->kept);
 		free(io);
 	}
 	c->rio_pooled = 0;
@@ -565,9 +567,10 @@ static int rio_xform_check(struct srv_rio *io)
 	int n = rio_xform_iov(io, 0, io->length, iov), ret;
 
 	if (io->xform == SMB2_RDMA_XFORM_TYPE_ENCRYPTION)
-		ret = smb2_xform_decrypt(io->xcipher, io->xkey, io->xnonce, iov, n, io->xsig);
+		ret = smb2_xform_decrypt(&io->kept, io->xcipher, io->xkey, io->xnonce, iov, n,
+					 io->xsig);
 	else
-		ret = smb2_xform_verify(io->signer.alg, io->signer.key, io->xnonce, iov, n,
+		ret = smb2_xform_verify(&io->kept, io->signer.alg, io->signer.key, io->xnonce, iov, n,
 					io->xsig);
 	return rio_xform_checked(io, ret);
 }
@@ -602,9 +605,10 @@ static int rio_xform_apply(struct srv_rio *io)
 	if (ret)
 		return ret;
 	if (io->xform == SMB2_RDMA_XFORM_TYPE_ENCRYPTION)
-		ret = smb2_xform_encrypt(io->xcipher, io->xkey, io->xnonce, iov, n, io->xsig);
+		ret = smb2_xform_encrypt(&io->kept, io->xcipher, io->xkey, io->xnonce, iov, n,
+					 io->xsig);
 	else
-		ret = smb2_xform_sign(io->signer.alg, io->signer.key, io->xnonce, iov, n,
+		ret = smb2_xform_sign(&io->kept, io->signer.alg, io->signer.key, io->xnonce, iov, n,
 				      io->xsig);
 	if (!ret)
 		io->c->stats.xform_bytes += io->done;
@@ -627,8 +631,9 @@ static int rio_xform_begin(struct srv_rio *io)
 
 	if (ret)
 		return ret;
-	return smb2_xpass_begin(&io->xpass, op[io->write][enc], enc ? io->xcipher : io->signer.alg,
-				enc ? io->xkey : io->signer.key, io->xnonce);
+	return smb2_xpass_begin(&io->xpass, &io->kept, op[io->write][enc],
+				enc ? io->xcipher : io->signer.alg, enc ? io->xkey : io->signer.key,
+				io->xnonce);
 }
 
 /* The step over bytes [pos, pos + len) of the payload (bounce space or window). */

@@ -490,8 +490,10 @@ static int session_bind(struct srv_req *req, const struct smb2_sess_setup_req *r
 		bind_key = &ch->sign;
 	if (req->hdr.flags & SMB2_FLAGS_SIGNED &&
 	    (!s->have_key ||
-	     (bind_key ? smb2_sign_verify(bind_key->alg, bind_key->key, req->pdu, req->len) :
-			 smb2_sign_verify(s->sign_alg, s->keys.signing, req->pdu, req->len)))) {
+	     (bind_key ? smb2_sign_verify(&c->kept, bind_key->alg, bind_key->key, req->pdu,
+					  req->len) :
+			 smb2_sign_verify(&c->kept, s->sign_alg, s->keys.signing, req->pdu,
+					  req->len)))) {
 		log_ratelimited(LOG_WARN, "%s: binding to session 0x%llx: bad signature",
 				c->x->peer, (unsigned long long)s->id);
 		req->have_signer = false;
@@ -677,7 +679,8 @@ int smb_session_setup(struct srv_req *req)
 			req->signer = ch->sign;
 			req->have_signer = true;
 			if (req->hdr.flags & SMB2_FLAGS_SIGNED ?
-			    smb2_sign_verify(ch->sign.alg, ch->sign.key, req->pdu, req->len) :
+			    smb2_sign_verify(&req->conn->kept, ch->sign.alg, ch->sign.key, req->pdu,
+					     req->len) :
 			    ch->sess->signing_required)
 				return -EACCES;
 		}

@@ -128,7 +128,7 @@ RAW_FN void raw_seal(struct raw *r, uint16_t cmd, uint8_t *b, size_t len)
 	r->charge = 0;
 	if (r->sign && r->have_key) {
 		put_le32(b + 16, get_le32(b + 16) | SMB2_FLAGS_SIGNED);
-		smb2_sign_compute(r->sign_alg, r->keys.signing, b, len, b + 48);
+		smb2_sign_compute(NULL, r->sign_alg, r->keys.signing, b, len, b + 48);
 	}
 }
 

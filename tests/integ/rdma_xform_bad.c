@@ -104,10 +104,11 @@ static long xform_write(struct rdax_conn *c, struct rdax_file *f, uint8_t *buf, 
 		memcpy(xb->addr, buf, len);
 		payload = xb->addr;
 		iov = (struct iovec){ payload, len };
-		ret = smb2_xform_encrypt(c->cipher, c->keys.c2s, x.nonce, &iov, 1, x.sig);
+		ret = smb2_xform_encrypt(NULL, c->cipher, c->keys.c2s, x.nonce, &iov, 1, x.sig);
 	} else {
 		iov = (struct iovec){ payload, len };
-		ret = smb2_xform_sign(c->sign_alg, chan->signing_key, x.nonce, &iov, 1, x.sig);
+		ret = smb2_xform_sign(NULL, c->sign_alg, chan->signing_key, x.nonce, &iov, 1,
+				      x.sig);
 	}
 	if (ret)
 		goto out_xb;

@@ -469,7 +469,8 @@ static void fake_sign(struct fake *s, struct mbuf *m)
 		if (smb2_chain_pdu(m->p, m->len, off, &plen, &next))
 			return;
 		put_le32(m->p + off + 16, get_le32(m->p + off + 16) | SMB2_FLAGS_SIGNED);
-		smb2_sign_compute(SMB2_SIGN_AES_CMAC, s->key, m->p + off, plen, m->p + off + 48);
+		smb2_sign_compute(NULL, SMB2_SIGN_AES_CMAC, s->key, m->p + off, plen,
+				  m->p + off + 48);
 		off = next;
 	} while (off);
 }
@@ -501,7 +502,7 @@ static int fake_send(struct xprt *x, struct xbuf *b)
 				.charge = h.credit_charge, .ask = h.credits, .mid = h.message_id,
 				.flags = h.flags, .seq = (uint16_t)h.status };
 		if (s->key && (!(h.flags & SMB2_FLAGS_SIGNED) ||
-			       smb2_sign_verify(SMB2_SIGN_AES_CMAC, s->key, msg + off, plen)))
+			       smb2_sign_verify(NULL, SMB2_SIGN_AES_CMAC, s->key, msg + off, plen)))
 			s->bad_sig++;
 		if (h.message_id != s->expect_mid) {
 			printf("  fake: MessageId %llu sent, %llu expected\n",

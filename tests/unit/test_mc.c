@@ -63,7 +63,7 @@ static void kat6_binding(void)
 	T_HEXEQ(first, 16, "73FE7A9A77BEF0BDE49C650D8CCB5F76");
 	n = t_unhex(rsp, sizeof(rsp), kat6_first_rsp);
 	T_EQ(n, 101);
-	T_EQ(smb2_sign_verify(SMB2_SIGN_AES_CMAC, first, rsp, n), 0);
+	T_EQ(smb2_sign_verify(NULL, SMB2_SIGN_AES_CMAC, first, rsp, n), 0);
 
 	t_section("KAT-6: the binding's final response verifies with the new channel's key only");
 	t_unhex(sk, 16, "84B9DBB730116A8FA6E9889555C265F9");
@@ -74,14 +74,14 @@ static void kat6_binding(void)
 	T_HEXEQ(key, 16, "C962BCA1A9DD1697B030644199705431");
 	n = t_unhex(rsp, sizeof(rsp), kat6_bind_rsp);
 	T_EQ(n, 101);
-	T_EQ(smb2_sign_verify(SMB2_SIGN_AES_CMAC, key, rsp, n), 0);
-	T_EQ(smb2_sign_verify(SMB2_SIGN_AES_CMAC, first, rsp, n), -EBADMSG);
+	T_EQ(smb2_sign_verify(NULL, SMB2_SIGN_AES_CMAC, key, rsp, n), 0);
+	T_EQ(smb2_sign_verify(NULL, SMB2_SIGN_AES_CMAC, first, rsp, n), -EBADMSG);
 	/* the first channel's hash would give another key */
 	t_unhex(h, 64, "0DD13628CC3ED218EF9DF9772D436D0887AB9814BFAE63A80AA845F3"
 		       "6909DB7928622DDDAD522D9751640A459762C5A9D6BB084CBB3CE6BD"
 		       "ADEF5D5BCE3C6C01");
 	T_EQ(cli_channel_signing_key(SMB2_DIALECT_311, sk, h, key), 0);
-	T_EQ(smb2_sign_verify(SMB2_SIGN_AES_CMAC, key, rsp, n), -EBADMSG);
+	T_EQ(smb2_sign_verify(NULL, SMB2_SIGN_AES_CMAC, key, rsp, n), -EBADMSG);
 }
 
 /* ---- the interface list ---- */

@@ -135,41 +135,41 @@ static void payload(void)
 		plain[i] = (uint8_t)(i * 7 + 1);
 	for (i = 0; i < 4; i++) {
 		memcpy(buf, plain, sizeof(buf));
-		T_EQ(smb2_xform_encrypt(ciphers[i], key, nonce, &one, 1, tag), 0);
+		T_EQ(smb2_xform_encrypt(NULL, ciphers[i], key, nonce, &one, 1, tag), 0);
 		T_ASSERT(memcmp(buf, plain, sizeof(buf)) != 0);
 		/* the same in two pieces gives the same bytes and tag */
 		memcpy(buf, plain, sizeof(buf));
-		T_EQ(smb2_xform_encrypt(ciphers[i], key, nonce, two, 2, tag1), 0);
+		T_EQ(smb2_xform_encrypt(NULL, ciphers[i], key, nonce, two, 2, tag1), 0);
 		T_MEMEQ(tag1, tag, 16);
-		T_EQ(smb2_xform_decrypt(ciphers[i], key, nonce, &one, 1, tag), 0);
+		T_EQ(smb2_xform_decrypt(NULL, ciphers[i], key, nonce, &one, 1, tag), 0);
 		T_MEMEQ(buf, plain, sizeof(buf));
 		/* one bit of ciphertext, of the tag, or another nonce: refused, wiped */
-		T_EQ(smb2_xform_encrypt(ciphers[i], key, nonce, two, 2, tag), 0);
+		T_EQ(smb2_xform_encrypt(NULL, ciphers[i], key, nonce, two, 2, tag), 0);
 		buf[1500] ^= 1;
-		T_EQ(smb2_xform_decrypt(ciphers[i], key, nonce, two, 2, tag), -EBADMSG);
+		T_EQ(smb2_xform_decrypt(NULL, ciphers[i], key, nonce, two, 2, tag), -EBADMSG);
 		T_ASSERT(buf[0] == 0 && buf[2999] == 0);
 		memcpy(buf, plain, sizeof(buf));
-		T_EQ(smb2_xform_encrypt(ciphers[i], key, nonce, &one, 1, tag), 0);
+		T_EQ(smb2_xform_encrypt(NULL, ciphers[i], key, nonce, &one, 1, tag), 0);
 		tag[15] ^= 0x80;
-		T_EQ(smb2_xform_decrypt(ciphers[i], key, nonce, &one, 1, tag), -EBADMSG);
+		T_EQ(smb2_xform_decrypt(NULL, ciphers[i], key, nonce, &one, 1, tag), -EBADMSG);
 		memcpy(buf, plain, sizeof(buf));
-		T_EQ(smb2_xform_encrypt(ciphers[i], key, nonce, &one, 1, tag), 0);
+		T_EQ(smb2_xform_encrypt(NULL, ciphers[i], key, nonce, &one, 1, tag), 0);
 		nonce[0]++;
-		T_EQ(smb2_xform_decrypt(ciphers[i], key, nonce, &one, 1, tag), -EBADMSG);
+		T_EQ(smb2_xform_decrypt(NULL, ciphers[i], key, nonce, &one, 1, tag), -EBADMSG);
 		nonce[0]--;
 	}
 	for (i = 0; i < 3; i++) {
 		memcpy(buf, plain, sizeof(buf));
-		T_EQ(smb2_xform_sign(algs[i], key, nonce, &one, 1, tag), 0);
+		T_EQ(smb2_xform_sign(NULL, algs[i], key, nonce, &one, 1, tag), 0);
 		T_MEMEQ(buf, plain, sizeof(buf));
-		T_EQ(smb2_xform_sign(algs[i], key, nonce, two, 2, tag1), 0);
+		T_EQ(smb2_xform_sign(NULL, algs[i], key, nonce, two, 2, tag1), 0);
 		T_MEMEQ(tag1, tag, 16);
-		T_EQ(smb2_xform_verify(algs[i], key, nonce, two, 2, tag), 0);
+		T_EQ(smb2_xform_verify(NULL, algs[i], key, nonce, two, 2, tag), 0);
 		buf[2999] ^= 4;
-		T_EQ(smb2_xform_verify(algs[i], key, nonce, &one, 1, tag), -EBADMSG);
+		T_EQ(smb2_xform_verify(NULL, algs[i], key, nonce, &one, 1, tag), -EBADMSG);
 		buf[2999] ^= 4;
 		nonce[11]++;
-		T_EQ(smb2_xform_verify(algs[i], key, nonce, &one, 1, tag), -EBADMSG);
+		T_EQ(smb2_xform_verify(NULL, algs[i], key, nonce, &one, 1, tag), -EBADMSG);
 		nonce[11]--;
 	}
 }
@@ -223,6 +223,7 @@ static void steps(void)
 	uint8_t key[32], nonce[12] = { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0, 0x80 };
 	uint8_t plain[8000], buf[8000], tag[16], tag1[16], mac[32];
 	struct iovec one = { buf, sizeof(buf) }, v[2];
+	struct crypto_kept kept = { 0 };
 	struct smb2_xpass p;
 	size_t i, k, pos;
 
@@ -235,10 +236,11 @@ static void steps(void)
 		bool enc = ops[k][0] == SMB2_XPASS_ENCRYPT;
 
 		memcpy(buf, plain, sizeof(buf));
-		T_EQ(enc ? smb2_xform_encrypt((uint16_t)ops[k][1], key, nonce, &one, 1, tag) :
-			   smb2_xform_sign(ops[k][1], key, nonce, &one, 1, tag), 0);
+		T_EQ(enc ? smb2_xform_encrypt(NULL, (uint16_t)ops[k][1], key, nonce, &one, 1,
+					      tag) :
+			   smb2_xform_sign(NULL, ops[k][1], key, nonce, &one, 1, tag), 0);
 		memcpy(buf, plain, sizeof(buf));
-		T_EQ(smb2_xpass_begin(&p, ops[k][0], ops[k][1], key, nonce), 0);
+		T_EQ(smb2_xpass_begin(&p, &kept, ops[k][0], ops[k][1], key, nonce), 0);
 		/* pieces of odd sizes, each given as two iovecs */
 		for (i = 0, pos = 0; i < sizeof(cut) / sizeof(cut[0]); pos += cut[i++]) {
 			v[0] = (struct iovec){ buf + pos, cut[i] / 2 };
@@ -249,8 +251,8 @@ static void steps(void)
 		T_EQ(smb2_xpass_end(&p, tag1), 0);
 		T_MEMEQ(tag1, tag, 16);
 		/* and back, in two steps; one bit off fails at the end */
-		T_EQ(smb2_xpass_begin(&p, enc ? SMB2_XPASS_DECRYPT : SMB2_XPASS_VERIFY, ops[k][1],
-				      key, nonce), 0);
+		T_EQ(smb2_xpass_begin(&p, &kept, enc ? SMB2_XPASS_DECRYPT : SMB2_XPASS_VERIFY,
+				      ops[k][1], key, nonce), 0);
 		v[0] = (struct iovec){ buf, 3 };
 		v[1] = (struct iovec){ buf + 3, sizeof(buf) - 3 };
 		T_EQ(smb2_xpass_step(&p, &v[0], 1), 0);
@@ -258,34 +260,36 @@ static void steps(void)
 		T_EQ(smb2_xpass_end(&p, tag), 0);
 		T_MEMEQ(buf, plain, sizeof(buf));
 		tag[0] ^= 1;
-		T_EQ(smb2_xpass_begin(&p, enc ? SMB2_XPASS_DECRYPT : SMB2_XPASS_VERIFY, ops[k][1],
-				      key, nonce), 0);
+		T_EQ(smb2_xpass_begin(&p, &kept, enc ? SMB2_XPASS_DECRYPT : SMB2_XPASS_VERIFY,
+				      ops[k][1], key, nonce), 0);
 		T_EQ(smb2_xpass_step(&p, &one, 1), 0);
 		T_EQ(smb2_xpass_end(&p, tag), -EBADMSG);
 		/* begun and dropped: nothing left behind (ASan) */
-		T_EQ(smb2_xpass_begin(&p, ops[k][0], ops[k][1], key, nonce), 0);
+		T_EQ(smb2_xpass_begin(&p, &kept, ops[k][0], ops[k][1], key, nonce), 0);
 		smb2_xpass_abort(&p);
 		smb2_xpass_abort(&p);
 	}
 	/* the MACs are the plain ones over nonce || payload (GMAC: nonce as IV) */
 	v[0] = (struct iovec){ nonce, 12 };
 	v[1] = (struct iovec){ plain, sizeof(plain) };
-	T_EQ(smb2_xform_sign(SMB2_SIGN_HMAC_SHA256, key, nonce, &v[1], 1, tag), 0);
+	T_EQ(smb2_xform_sign(NULL, SMB2_SIGN_HMAC_SHA256, key, nonce, &v[1], 1, tag), 0);
 	T_EQ(crypto_hmac_sha256v(key, 16, v, 2, mac), 0);
 	T_MEMEQ(tag, mac, 16);
-	T_EQ(smb2_xform_sign(SMB2_SIGN_AES_CMAC, key, nonce, &v[1], 1, tag), 0);
+	T_EQ(smb2_xform_sign(NULL, SMB2_SIGN_AES_CMAC, key, nonce, &v[1], 1, tag), 0);
 	T_EQ(crypto_aes_cmacv(key, v, 2, mac), 0);
 	T_MEMEQ(tag, mac, 16);
-	T_EQ(smb2_xform_sign(SMB2_SIGN_AES_GMAC, key, nonce, &v[1], 1, tag), 0);
+	T_EQ(smb2_xform_sign(NULL, SMB2_SIGN_AES_GMAC, key, nonce, &v[1], 1, tag), 0);
 	T_EQ(crypto_aes_gmacv(key, nonce, &v[1], 1, mac), 0);
 	T_MEMEQ(tag, mac, 16);
 	/* CCM takes its input at once; unknown algorithms are refused */
-	T_EQ(smb2_xpass_begin(&p, SMB2_XPASS_ENCRYPT, SMB2_CIPHER_AES128_CCM, key, nonce),
+	T_EQ(smb2_xpass_begin(&p, &kept, SMB2_XPASS_ENCRYPT, SMB2_CIPHER_AES128_CCM, key, nonce),
 	     -EOPNOTSUPP);
-	T_EQ(smb2_xpass_begin(&p, SMB2_XPASS_SIGN, 77, key, nonce), -EINVAL);
+	T_EQ(smb2_xpass_begin(&p, &kept, SMB2_XPASS_SIGN, 77, key, nonce), -EINVAL);
 	T_EQ(smb2_xpass_step(&p, &one, 1), -EINVAL);
 	T_ASSERT(!smb2_xpass_can(SMB2_XPASS_DECRYPT, SMB2_CIPHER_AES256_CCM));
 	T_ASSERT(smb2_xpass_can(SMB2_XPASS_VERIFY, SMB2_SIGN_AES_GMAC));
+	crypto_kept_free(&kept);
+	crypto_kept_free(&kept);
 }
 
 int main(void)
