@@ -38,9 +38,11 @@ percentiles 50/99/99.9), usr_cpu/sys_cpu, and CPU time per I/O:
 This module reuses bench/smbdirect.py's guest code (users, fio runner
 conventions, rdma_cm listener wait) and bench/tcp.py's CPU sampler.
 """
+import fnmatch
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -123,6 +125,8 @@ IDLE_S = 3                       # how long rdaxd's idle CPU is measured
 
 def planned(key, wl):
     """Does subject key run workload wl?"""
+    if WL_ONLY and wl[0] not in WL_ONLY:
+        return False
     if key.startswith("librpma-"):
         return wl[0] in RPMA_WORKLOADS
     return wl[0] != "randwrite-4k-qd16" or key in QD16_SUBJECTS
@@ -139,6 +143,16 @@ RAMP = float(os.environ.get("RDAX_BENCH_FIO_RAMP", "1"))
 PT_DURATION = int(os.environ.get("RDAX_BENCH_PT_DURATION", "3"))
 PT_LAT_ITERS = int(os.environ.get("RDAX_BENCH_PT_LAT_ITERS", "1000"))
 ONLY = [s for s in os.environ.get("RDAX_BENCH_SUBJECTS", "").split(",") if s]
+# a row filter: only these workloads (comma list of names; default all)
+WL_ONLY = [s for s in os.environ.get("RDAX_BENCH_WORKLOADS", "").split(",") if s]
+# the profiler (opt in): each chosen row runs a second time under
+# `perf record -a` (the whole guest), after its measured run; "1" takes
+# PERF_DEFAULT, anything else is the perf record command itself. The rows:
+# RDAX_BENCH_PERF_ROWS, comma list of SUBJECT/WORKLOAD shell patterns.
+PERF_DEFAULT = "perf record -a -g -e cpu-clock -F 499"
+PERF = os.environ.get("RDAX_BENCH_PERF", "")
+PERF = PERF_DEFAULT if PERF == "1" else PERF
+PERF_ROWS = [s for s in os.environ.get("RDAX_BENCH_PERF_ROWS", "*").split(",") if s]
 PERCENTILES = "50:99:99.9"
 PCT = {"p50": "50.000000", "p99": "99.000000", "p99.9": "99.900000"}
 FIO_RDMA_PORT = 19000
@@ -279,6 +293,8 @@ class Guest(sd.Guest):
         self.rdaxd_workers = {}  # worker -> {node, cpu} (SIGUSR1)
         self.rdaxd_cpu = {}      # worker -> its thread's CPU time, us (SIGUSR1)
         self.sweep_results = []  # the inline/RDMA threshold sweep
+        self.profiles = []       # the profiled reruns (RDAX_BENCH_PERF)
+        self.kallsyms = (None, None)   # (/proc/modules text, saved copy)
 
     # ---- the wire: perftest
     def perftest(self, tool, size, depth=None):
@@ -444,14 +460,20 @@ class Guest(sd.Guest):
         return None
 
     # ---- one fio job
-    def fio(self, subj, wl, target, ticks):
+    def fio(self, subj, wl, target, ticks, prof=False):
+        """One job; prof: the profiled rerun of a row (RDAX_BENCH_PERF), kept
+        apart from the measured jobs."""
         key, client, server, store, _ = subj
         name, rw, bs, depth, ddir = wl
         job = "%s/%s" % (key, name)
-        raw = os.path.join(self.raw, "%s-%s.json" % (key, name))
+        raw = os.path.join(self.raw, "%s-%s%s.json" % (key, name, "-perf" if prof else ""))
         rec = {"jobname": job, "subject": key, "client": client, "server": server,
                "store": store, "workload": name, "rw": rw, "bs": bs, "iodepth": depth,
                "raw": os.path.relpath(raw)}
+        if prof:
+            rec["profile"] = True
+        if server == "rdaxd" and getattr(self, "rdaxd", None):
+            rec["server_pid"] = self.rdaxd.pid
         rung = self.subjects.get(key, {}).get("rung")
         if rung:
             rec["rung"] = rung
@@ -482,6 +504,7 @@ class Guest(sd.Guest):
                      "--thread", "--output-format=json", "--output=" + sraw]
             slog = open(raw[:-5] + ".server.log", "w")
             srv = subprocess.Popen(sargs, stdout=slog, stderr=subprocess.STDOUT)
+            rec["server_pid"] = srv.pid
             if not self.wait_listen(FIO_RDMA_PORT):
                 srv.kill()
                 srv.wait()
@@ -508,6 +531,7 @@ class Guest(sd.Guest):
                           "--runtime=3600"]
             slog = open(raw[:-5] + ".server.log", "w")
             srv = subprocess.Popen(sargs, stdout=slog, stderr=subprocess.STDOUT)
+            rec["server_pid"] = srv.pid
             listening = False
             for _ in range(100):
                 if srv.poll() is not None:
@@ -543,9 +567,10 @@ class Guest(sd.Guest):
                      "--filename=" + target]
         if isinstance(ticks, type) or getattr(ticks, "factory", False):
             ticks = ticks()
-        say("%s: fio %s bs=%d QD%d" % (job, rw, bs, depth))
+        say("%s: fio %s bs=%d QD%d%s" % (job, rw, bs, depth, " under perf" if prof else ""))
         mark = self.log_mark()
         os.sync()
+        perf = self.perf_start(rec) if prof else None
         smp = Sampler(ticks)
         smp.start()
         t0 = time.monotonic()
@@ -560,6 +585,8 @@ class Guest(sd.Guest):
         t_exit = time.monotonic()
         smp.stop.set()
         smp.join()
+        if perf:
+            self.perf_stop(perf, rec)
         if srv:
             try:
                 srv.wait(timeout=30)
@@ -614,12 +641,92 @@ class Guest(sd.Guest):
             rec["guest_cpu"] = round(grate * 100, 2)
             rec["guest_cpu_us_per_io"] = grate / iops * 1e6
             rec["cpu_window_s"] = round(w1 - w0, 3)
-        self.jobs.append(rec)
+        if prof:
+            # the profile's window, on perf's clock (-k CLOCK_MONOTONIC)
+            rec["window_mono"] = [w0, w1]
+        (self.profiles if prof else self.jobs).append(rec)
         say("%-34s %9.1f %s  p99 %9.1f us  srv %7.1f  cli %7.1f  guest %7.1f us/io" % (
             job, d["bw_bytes"] / 1048576 if bs >= 1 << 20 else iops,
             "MiB/s" if bs >= 1 << 20 else "IOPS ", rec.get("clat_p99_ns", 0) / 1000,
             rec.get("server_cpu_us_per_io", -1), rec["client_cpu_us_per_io"],
             rec.get("guest_cpu_us_per_io", -1)))
+
+    # ---- the profiler (RDAX_BENCH_PERF)
+    def profiled(self, key, wname):
+        return bool(PERF) and any(fnmatch.fnmatchcase("%s/%s" % (key, wname), p)
+                                  for p in PERF_ROWS)
+
+    def perf_start(self, rec):
+        """perf record of the whole guest into tmpfs (not the 9p repository
+        mount) on CLOCK_MONOTONIC, so the host can cut fio's window out.
+        It starts disabled and is enabled through its control FIFO once it
+        has synthesized every task's maps (seconds under TCG); fio starts
+        after perf's ack."""
+        base = "/tmp/perf-%s-%s" % (rec["subject"], rec["workload"])
+        data, ctl, ack = base + ".data", base + ".ctl", base + ".ack"
+        for f in (ctl, ack):
+            if os.path.exists(f):
+                os.unlink(f)
+            os.mkfifo(f)
+        log = open(os.path.join(self.raw, "perf-%s-%s.log" % (rec["subject"], rec["workload"])), "w")
+        cmd = PERF.split() + ["-k", "CLOCK_MONOTONIC", "-D", "-1", "--control",
+                              "fifo:%s,%s" % (ctl, ack), "-o", data]
+        rec["perf_cmd"] = " ".join(PERF.split())
+        p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        p.data, p.logf = data, log
+        t0 = time.monotonic()
+        # perf holds both FIFOs open read-write: neither open blocks once it runs
+        cfd = afd = None
+        while time.monotonic() - t0 < 60 and p.poll() is None:
+            try:
+                cfd = os.open(ctl, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:
+                time.sleep(0.1)
+        if cfd is not None:
+            afd = os.open(ack, os.O_RDONLY | os.O_NONBLOCK)
+            os.write(cfd, b"enable\n")
+            got = b""
+            while time.monotonic() - t0 < 60 and b"ack" not in got and p.poll() is None:
+                r, _, _ = select.select([afd], [], [], 1)
+                if r:
+                    got += os.read(afd, 64)
+            os.close(cfd)
+            os.close(afd)
+            if b"ack" in got:
+                rec["perf_start_s"] = round(time.monotonic() - t0, 2)
+                return p
+        say("%s: perf did not start recording (raw/%s)" % (rec["jobname"],
+                                                        os.path.basename(log.name)))
+        return p
+
+    def perf_stop(self, p, rec):
+        p.send_signal(signal.SIGINT)
+        try:
+            p.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        p.logf.close()
+        dest = os.path.join(self.raw, os.path.basename(p.data))
+        if p.returncode not in (0, -signal.SIGINT) or not os.path.exists(p.data):
+            rec["perf_error"] = "perf record exit %s (raw/%s)" % (
+                p.returncode, os.path.basename(p.logf.name))
+            self.fail("%s: %s" % (rec["jobname"], rec["perf_error"]))
+            return
+        shutil.move(p.data, dest)
+        for f in (".ctl", ".ack"):
+            os.unlink(p.data[:-5] + f)
+        rec["perf_data"] = os.path.relpath(dest, self.out)
+        # the symbols of the guest's kernel and modules, for perf script on
+        # the host (a copy per set of loaded modules)
+        mods = " ".join(sorted(ln.split()[0] for ln in (_read("/proc/modules") or "").splitlines()))
+        if mods != self.kallsyms[0]:
+            path = os.path.join(self.raw, "kallsyms-%d" % len(self.profiles))
+            shutil.copyfile("/proc/kallsyms", path)
+            self.kallsyms = (mods, os.path.relpath(path, self.out))
+        rec["kallsyms"] = self.kallsyms[1]
+        rec["guest_cpus"] = os.cpu_count()
 
     def log_mark(self):
         """Where rdaxd's log and the kernel log stand now."""
@@ -649,13 +756,13 @@ class Guest(sd.Guest):
         """A job this testbed cannot run at all: no figure, not an error."""
         say("SKIPPED: %s: %s" % (rec["jobname"], why))
         rec["skip_text"] = why
-        self.jobs.append(rec)
+        (self.profiles if rec.get("profile") else self.jobs).append(rec)
 
     def job_error(self, rec, err):
         self.fail("%s: %s" % (rec["jobname"], err))
         rec["error"] = rec.get("error") or -1
         rec["error_text"] = err
-        self.jobs.append(rec)
+        (self.profiles if rec.get("profile") else self.jobs).append(rec)
 
     def subject(self, key, target, ticks, error=None):
         subj = next(s for s in SUBJECTS if s[0] == key)
@@ -672,6 +779,8 @@ class Guest(sd.Guest):
                                 "iodepth": wl[3]}, error)
             else:
                 self.fio(subj, wl, target, ticks)
+                if self.profiled(key, wl[0]):
+                    self.fio(subj, wl, target, ticks, prof=True)
 
     def rdaxd_subject(self, key, target, share):
         if ONLY and key not in ONLY:
@@ -743,10 +852,14 @@ class Guest(sd.Guest):
         mnt = "/mnt/rdax-bench-cifs"
         if not ONLY or "wire" in ONLY:
             for size, depth in ((1 << 20, 8), (4096, 1), (4096, 32)):
+                if WL_ONLY and not any(w[2] == size and w[3] == depth and w[0] in WL_ONLY
+                                       for w in WORKLOADS):
+                    continue
                 self.perftest("ib_write_bw", size, depth)
                 self.perftest("ib_read_bw", size, depth)
-            self.perftest("ib_write_lat", 4096)
-            self.perftest("ib_read_lat", 4096)
+            if not WL_ONLY or any(w in WL_ONLY for w in ("randread-4k-qd1", "randwrite-4k-qd1")):
+                self.perftest("ib_write_lat", 4096)
+                self.perftest("ib_read_lat", 4096)
 
         self.subject("fio-rdma", None, None)
 
@@ -861,7 +974,7 @@ class Guest(sd.Guest):
         with open(os.path.join(self.out, "guest.json"), "w") as f:
             json.dump({"guest": facts, "jobs": self.jobs, "anchors": self.anchors,
                        "subjects": self.subjects, "errors": self.errors,
-                       "sweep": self.sweep_results}, f, indent=1)
+                       "sweep": self.sweep_results, "profiles": self.profiles}, f, indent=1)
         say("%d jobs, %d anchors, %d errors, %.0f s in the guest" % (
             len(self.jobs), len(self.anchors), len(self.errors), facts["guest_seconds"]))
         return 1 if self.errors else 0
@@ -952,6 +1065,254 @@ def targets(jobs, anchors):
             add("guest CPU per I/O at QD32 ÷ cifs.ko→ksmbd", k, w,
                 ratio(k, w, BASE, "guest_cpu_us_per_io"), 0.5, False)
     return out
+
+
+# ---- the profiles (RDAX_BENCH_PERF), summarized on the host
+
+# kernel modules that name what a kernel sample works for: the frame nearest
+# the leaf in one of these decides (a memcpy called by rxe is rxe's work)
+KMODS = {"rdma_rxe": "rxe", "ib_core": "rdma core", "ib_uverbs": "rdma core",
+         "rdma_cm": "rdma core", "ib_cm": "rdma core", "iw_cm": "rdma core",
+         "rdma_ucm": "rdma core", "cifs": "cifs.ko", "ksmbd": "ksmbd.ko",
+         "nd_pmem": "pmem/dax", "device_dax": "pmem/dax", "dax_pmem": "pmem/dax",
+         "libnvdimm": "pmem/dax"}
+# user DSOs by file name (prefix) -> code
+UDSOS = [("rdaxd", "rdaxd"), ("fio-rdax.so", "librdax (fio engine)"),
+         ("librdax.so", "librdax (fio engine)"), ("fio", "fio"),
+         ("libc.so", "libc"), ("libibverbs.so", "ibverbs/rxe provider/rdmacm"),
+         ("librxe-rdmav", "ibverbs/rxe provider/rdmacm"),
+         ("librdmacm.so", "ibverbs/rxe provider/rdmacm"), ("liburcu", "liburcu"),
+         ("librpma", "librpma/libpmem"), ("libpmem", "librpma/libpmem"),
+         ("libaio", "libaio")]
+IDLE_SYMS = ("default_idle", "native_safe_halt", "pv_native_safe_halt", "arch_cpu_idle",
+             "cpu_idle_poll", "mwait_idle", "intel_idle", "acpi_idle")
+KTHREADS = ("kworker", "ksoftirqd", "cifsd", "ksmbd", "rcu_", "migration", "kthreadd",
+            "jbd2", "irq/", "kcompactd", "khugepaged", "cpuhp")
+
+
+def perf_samples(data, kallsyms):
+    """perf script on the host: yields (comm, pid, time, period_ns, chain),
+    chain a list of (sym, dso) from the leaf up."""
+    cmd = ["perf", "script", "-f", "-i", data, "-F", "comm,pid,tid,time,period,ip,sym,dso"]
+    if kallsyms:
+        cmd += ["--kallsyms", kallsyms]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                         errors="replace")
+    head, chain = None, []
+    hre = re.compile(r"^\s*(\S.*?)\s+(\d+)/(\d+)\s+([\d.]+):\s+(\d+)")
+    fre = re.compile(r"^\s+[0-9a-f]+\s+(.*?)\s+\((.*)\)$")
+    for line in p.stdout:
+        m = hre.match(line)
+        if m:
+            if head:
+                yield head + (chain,)
+            head, chain = (m.group(1), int(m.group(2)), float(m.group(4)), int(m.group(5))), []
+            continue
+        m = fre.match(line)
+        if m and head:
+            chain.append((m.group(1), m.group(2)))
+    if head:
+        yield head + (chain,)
+    p.wait()
+
+
+def prof_role(comm, pid, prof):
+    if pid == 0:
+        return "idle task"
+    if pid == prof.get("server_pid") or (prof["server"] == "ksmbd" and comm.startswith("ksmbd")):
+        return "server (%s)" % prof["server"]
+    if comm.startswith("fio"):
+        return "client (fio)"
+    if comm.startswith(KTHREADS):
+        return "kernel threads"
+    return "other (bench, perf)"
+
+
+def prof_code(chain):
+    if not chain:
+        return "unknown", None
+    sym, dso = chain[0]
+    if dso.startswith("["):
+        kern = [f for f in chain if f[1].startswith("[")]
+        soft = any(f[0].startswith(("__do_softirq", "do_softirq", "net_rx_action"))
+                   for f in kern)
+        for fs, fd in kern:
+            mod = KMODS.get(fd.strip("[]"))
+            if mod:
+                return "kernel: " + mod + (" (softirq)" if soft else ""), sym
+        if sym.startswith(IDLE_SYMS) or (any(f[0].startswith("do_idle") for f in kern)
+                                         and not soft):
+            return "idle", sym
+        return "kernel: other" + (" (softirq)" if soft else ""), sym
+    base = os.path.basename(dso)
+    for pre, code in UDSOS:
+        if base.startswith(pre):
+            return "user: " + code, sym
+    return "user: " + ("other libs" if base != "unknown" else "unknown"), sym
+
+
+def prof_path(chain):
+    """How a kernel sample got there: the system call, else softirq, an
+    interrupt, the scheduler or the kernel thread's loop."""
+    kern = [f[0] for f in chain if f[1].startswith("[")]
+    for f in kern:
+        m = re.match(r"(?:__x64_sys|__do_sys|__se_sys|ksys)_(\w+)", f)
+        if m:
+            return "syscall " + m.group(1)
+    for marks, what in ((("__do_softirq", "handle_softirqs", "do_softirq", "net_rx_action"),
+                         "softirq"),
+                        (("asm_sysvec", "sysvec_", "asm_common_interrupt", "common_interrupt"),
+                         "interrupt"),
+                        (("exc_page_fault", "asm_exc_page_fault"), "page fault"),
+                        (("worker_thread",), "workqueue"),
+                        (("smpboot_thread_fn",), "per-CPU kthread"),
+                        (("do_idle",), "idle loop"),
+                        (("schedule", "__schedule", "finish_task_switch"), "scheduler"),
+                        (("exit_to_user_mode", "syscall_exit"), "return to user")):
+        if any(f.startswith(marks) for f in kern):
+            return what
+    return "other"
+
+
+def profile_summary(out, prof, plain):
+    """One profiled row: CPU per I/O by role (whose thread) and code."""
+    d = prof[next(w[4] for w in WORKLOADS if w[0] == prof["workload"])]
+    w0, w1 = prof["window_mono"]
+    iops = d["total_ios"] / (d["runtime"] / 1000.0)
+    ios = iops * (w1 - w0)
+    cells, syms, ksyms, paths, total, n, tmin, tmax = {}, {}, {}, {}, 0, 0, None, None
+    ks = os.path.join(out, prof["kallsyms"]) if prof.get("kallsyms") else None
+    for comm, pid, t, period, chain in perf_samples(os.path.join(out, prof["perf_data"]), ks):
+        tmin = t if tmin is None else min(tmin, t)
+        tmax = t if tmax is None else max(tmax, t)
+        if not w0 <= t <= w1:
+            continue
+        role = prof_role(comm, pid, prof)
+        code, sym = prof_code(chain)
+        if code == "idle":
+            role = "idle task"
+        cells[(role, code)] = cells.get((role, code), 0) + period
+        total += period
+        n += 1
+        if sym and role.startswith("server") and code.startswith("user"):
+            k = "%s (%s)" % (sym, code[6:])
+            syms[k] = syms.get(k, 0) + period
+        if sym and code.startswith("kernel"):
+            k = "%s (%s)" % (sym, code[8:])
+            ksyms[k] = ksyms.get(k, 0) + period
+            k = "%s · %s · %s" % (role, code[8:], prof_path(chain))
+            paths[k] = paths.get(k, 0) + period
+    us = {"%s | %s" % rc: v / 1e3 / ios for rc, v in cells.items()} if ios else {}
+    idle = sum(v for (r, c), v in cells.items() if c == "idle") / 1e3 / ios if ios else None
+    busy = sum(v for (r, c), v in cells.items() if c != "idle") / 1e3 / ios if ios else None
+    pv = thr(plain, next(w for w in WORKLOADS if w[0] == prof["workload"])) if plain else None
+    pp = thr(prof, next(w for w in WORKLOADS if w[0] == prof["workload"]))
+    return {
+        "jobname": prof["jobname"], "subject": prof["subject"], "workload": prof["workload"],
+        "perf_cmd": prof.get("perf_cmd"), "perf_data": prof.get("perf_data"),
+        "window_s": round(w1 - w0, 3), "samples": n,
+        "coverage": round(total / 1e9 / ((w1 - w0) * prof.get("guest_cpus", 2)), 3),
+        "samples_span_s": [round(tmin - w0, 2), round(tmax - w1, 2)] if tmin is not None else None,
+        "iops": iops, "ios_in_window": round(ios),
+        "thr_under_perf_vs_plain": round(pp / pv, 3) if pv and pp else None,
+        "guest_cpu_us_per_io_sampler": prof.get("guest_cpu_us_per_io"),
+        "busy_us_per_io": busy, "idle_us_per_io": idle, "us_per_io": us,
+        "top_server_user": [(k, v / 1e3 / ios) for k, v in
+                            sorted(syms.items(), key=lambda x: -x[1])[:12]] if ios else [],
+        "top_kernel": [(k, v / 1e3 / ios) for k, v in
+                       sorted(ksyms.items(), key=lambda x: -x[1])[:12]] if ios else [],
+        "kernel_paths": [(k, v / 1e3 / ios) for k, v in
+                         sorted(paths.items(), key=lambda x: -x[1])[:14]] if ios else [],
+    }
+
+
+def profile_report(out, g, jobs, jpath, mdpath):
+    """build/bench/rdma-to-dax-profile.{json,md}: each profiled row per I/O,
+    then each workload's rows side by side."""
+    sums = []
+    for prof in g.get("profiles") or []:
+        if prof.get("error_text") or prof.get("perf_error") or not prof.get("perf_data"):
+            sums.append({"jobname": prof["jobname"], "subject": prof["subject"],
+                         "workload": prof["workload"],
+                         "error": prof.get("error_text") or prof.get("perf_error")})
+            continue
+        say("summarizing the profile of %s" % prof["jobname"])
+        sums.append(profile_summary(out, prof, jobs.get(prof["jobname"])))
+    md = ["# bench/rdma-to-dax: where the guest's CPU goes per I/O\n",
+          "Each row ran a second time right after its measured run, under `%s` "
+          "(the whole guest; samples cut to fio's measured window on CLOCK_MONOTONIC). "
+          "µs of guest CPU per I/O = sampled CPU time ÷ (the profiled run's IOPS × the "
+          "window). Role = whose thread the sample was in (the server's process, ksmbd's "
+          "threads, the fio client, other kernel threads, the idle task, which also "
+          "carries interrupts and softirqs taken while idle); code = where it was: user "
+          "code by DSO, kernel code by the module nearest the leaf of its call chain "
+          "(`kernel: rxe` includes the memcpy and CRC that rxe calls), `(softirq)` when "
+          "the chain passes through softirq. Throughput under perf ÷ the measured run: "
+          "perf's own cost (plus noise).\n" % (PERF or PERF_DEFAULT)]
+    for s in sums:
+        md.append("## %s\n" % s["jobname"])
+        if s.get("error"):
+            md.append("No profile: %s\n" % s["error"])
+            continue
+        md.append("%d samples over %.2f s (%.0f%% of %s CPUs x window sampled), %s IOPS "
+                  "under perf (%s of the measured run); busy %.1f µs/I/O, idle %.1f µs/I/O; "
+                  "the /proc sampler said %s µs/I/O busy.\n" % (
+                      s["samples"], s["window_s"], s["coverage"] * 100, "the guest's",
+                      fmt(s["iops"]), fmt(s["thr_under_perf_vs_plain"], 2),
+                      s["busy_us_per_io"], s["idle_us_per_io"],
+                      fmt(s["guest_cpu_us_per_io_sampler"])))
+        rows = sorted(s["us_per_io"].items(), key=lambda x: -x[1])
+        md += md_table(["role | code", "µs/I/O", "% of busy"],
+                       [[k.replace("|", "·"), "%.2f" % v,
+                         "-" if k.endswith("| idle") else
+                         "%.1f" % (100 * v / s["busy_us_per_io"])] for k, v in rows if v >= 0.05])
+        md.append("")
+        if s["top_server_user"]:
+            md.append("Server user code, top functions (µs/I/O): " + ", ".join(
+                "`%s` %.2f" % (k, v) for k, v in s["top_server_user"]) + ".\n")
+        if s["top_kernel"]:
+            md.append("Kernel, top leaf functions (µs/I/O): " + ", ".join(
+                "`%s` %.2f" % (k, v) for k, v in s["top_kernel"]) + ".\n")
+        if s["kernel_paths"]:
+            md.append("Kernel time by how it was entered (role · code · path, µs/I/O): " +
+                      ", ".join("%s %.2f" % (k, v) for k, v in s["kernel_paths"]) + ".\n")
+    # side by side per workload
+    byw = {}
+    for s in sums:
+        if not s.get("error"):
+            byw.setdefault(s["workload"], []).append(s)
+    if byw:
+        md.append("## Side by side (µs of guest CPU per I/O)\n")
+    for wl in WORKLOADS:
+        ss = byw.get(wl[0])
+        if not ss:
+            continue
+        ss.sort(key=lambda x: SUBJECT_KEYS.index(x["subject"]))
+        keys = []
+        for s in ss:
+            keys += [k for k in s["us_per_io"] if k not in keys]
+        keys.sort(key=lambda k: -max(s["us_per_io"].get(k, 0) for s in ss))
+        md.append("### %s\n" % wl[0])
+        rows = [["throughput under perf", ""] + [fmt(thr(s_job(g, s), wl)) for s in ss],
+                ["busy", ""] + ["%.1f" % s["busy_us_per_io"] for s in ss],
+                ["idle", ""] + ["%.1f" % s["idle_us_per_io"] for s in ss]]
+        rows += [k.split(" | ", 1) + ["%.2f" % s["us_per_io"][k] if k in s["us_per_io"]
+                                      else "-" for s in ss]
+                 for k in keys if not k.endswith("| idle")
+                 and max(s["us_per_io"].get(k, 0) for s in ss) >= 0.2]
+        md += md_table(["role", "code"] + [LABEL.get(s["subject"], s["subject"]) for s in ss],
+                       rows)
+        md.append("")
+    with open(jpath + ".tmp", "w") as f:
+        json.dump({"bench": NAME + "-profile", "profiles": sums}, f, indent=1)
+    os.replace(jpath + ".tmp", jpath)
+    with open(mdpath, "w") as f:
+        f.write("\n".join(md) + "\n")
+    say("wrote %s and %s" % (jpath, mdpath))
+
+
+def s_job(g, s):
+    return next((p for p in g.get("profiles") or [] if p["jobname"] == s["jobname"]), None)
 
 
 def report(out, dest, mdpath):
@@ -1302,7 +1663,11 @@ def report(out, dest, mdpath):
     with open(mdpath, "w") as f:
         f.write(text)
     print(text)
-    expect = sum(planned(k, wl) for k in SUBJECT_KEYS for wl in WORKLOADS) if not ONLY else None
+    if g.get("profiles"):
+        profile_report(out, g, jobs, re.sub(r"\.json$", "", dest) + "-profile.json",
+                       re.sub(r"\.md$", "", mdpath) + "-profile.md")
+    expect = sum(planned(k, wl) for k in SUBJECT_KEYS for wl in WORKLOADS) \
+        if not ONLY and not WL_ONLY else None
     ok = [j for j in g["jobs"] if not j.get("error_text")]
     if expect and len(ok) != expect:
         say("expected %d measured jobs, got %d" % (expect, len(ok)))

@@ -16,7 +16,7 @@ pkgs_vm="linux-image-amd64 qemu-system-x86 busybox-static cpio kmod
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	ndctl daxctl e2fsprogs cifs-utils iproute2 bc bison flex libelf-dev
 	xz-utils patch libpmem2-dev libibverbs-dev gcc make libc6-dev
-	fio procps numactl dbench librpma-dev libprotobuf-c-dev libpmem1"
+	fio procps numactl dbench librpma-dev libprotobuf-c-dev libpmem1 linux-perf"
 # vm612: bookworm's second kernel series (Linux 6.12, bookworm-security),
 # booted by the VM testbed for the ksmbd comparisons only (RDAX_VM_KVER; 6.1
 # stays the default kernel). Its headers and source come with kver_pkgs.
