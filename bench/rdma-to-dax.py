@@ -1082,7 +1082,7 @@ UDSOS = [("rdaxd", "rdaxd"), ("fio-rdax.so", "librdax (fio engine)"),
          ("libc.so", "libc"), ("libibverbs.so", "ibverbs/rxe provider/rdmacm"),
          ("librxe-rdmav", "ibverbs/rxe provider/rdmacm"),
          ("librdmacm.so", "ibverbs/rxe provider/rdmacm"), ("liburcu", "liburcu"),
-         ("librpma", "librpma/libpmem"), ("libpmem", "librpma/libpmem"),
+         ("librpma", "librpma"), ("libpmem", "libpmem/libpmem2"),
          ("libaio", "libaio")]
 IDLE_SYMS = ("default_idle", "native_safe_halt", "pv_native_safe_halt", "arch_cpu_idle",
              "cpu_idle_poll", "mwait_idle", "intel_idle", "acpi_idle")
@@ -1293,6 +1293,22 @@ def profile_report(out, g, jobs, jpath, mdpath):
             keys += [k for k in s["us_per_io"] if k not in keys]
         keys.sort(key=lambda k: -max(s["us_per_io"].get(k, 0) for s in ss))
         md.append("### %s\n" % wl[0])
+        bk = [buckets(s) for s in ss]
+        for s, b in zip(ss, bk):
+            s["buckets"] = b
+        md += md_table(["µs of guest CPU per I/O"] + [LABEL.get(s["subject"], s["subject"])
+                                                       for s in ss],
+                       [["throughput under perf (measured run)"] +
+                        ["%s (%s)" % (fmt(thr(s_job(g, s), wl)),
+                                      fmt(thr(jobs.get(s["jobname"]), wl))) for s in ss]] +
+                       [[lab] + ["%.1f" % b[lab] for b in bk] for lab in bk[0]
+                        if any(b[lab] >= 0.05 for b in bk)] +
+                       [["**busy**"] + ["**%.1f**" % s["busy_us_per_io"] for s in ss],
+                        ["idle"] + ["%.1f" % s["idle_us_per_io"] for s in ss],
+                        ["/proc sampler, busy (profiled run)"] +
+                        [fmt(s["guest_cpu_us_per_io_sampler"]) for s in ss]])
+        md.append("")
+        md.append("In detail (role, code):\n")
         rows = [["throughput under perf", ""] + [fmt(thr(s_job(g, s), wl)) for s in ss],
                 ["busy", ""] + ["%.1f" % s["busy_us_per_io"] for s in ss],
                 ["idle", ""] + ["%.1f" % s["idle_us_per_io"] for s in ss]]
@@ -1309,6 +1325,38 @@ def profile_report(out, g, jobs, jpath, mdpath):
     with open(mdpath, "w") as f:
         f.write("\n".join(md) + "\n")
     say("wrote %s and %s" % (jpath, mdpath))
+
+
+# the coarse split of the side-by-side tables: (label, test on role, code)
+BUCKETS = [
+    ("server user: own code", lambda r, c: r.startswith("server") and c in (
+        "user: rdaxd", "user: fio", "user: librpma")),
+    ("server user: libc, libpmem2, liburcu, ibverbs/rxe provider", lambda r, c: r.startswith("server")
+     and c.startswith("user")),
+    ("rxe (kernel, every thread)", lambda r, c: c.startswith("kernel: rxe")),
+    ("rdma core: ib_uverbs, ib_core, rdma_cm", lambda r, c: c.startswith("kernel: rdma core")),
+    ("cifs.ko / ksmbd.ko", lambda r, c: c.startswith(("kernel: cifs", "kernel: ksmbd"))),
+    ("server: other kernel (syscalls, sched, pmem)", lambda r, c: r.startswith("server")
+     and c.startswith("kernel")),
+    ("client user: fio + engine + libs", lambda r, c: r.startswith("client")
+     and c.startswith("user")),
+    ("client: other kernel", lambda r, c: r.startswith("client") and c.startswith("kernel")),
+    ("kernel threads, irq/softirq on idle CPUs", lambda r, c: r in ("kernel threads", "idle task")
+     and c != "idle"),
+    ("the bench's sampler, perf", lambda r, c: r.startswith("other")),
+]
+
+
+def buckets(s):
+    out = {b[0]: 0.0 for b in BUCKETS}
+    out["unsorted"] = 0.0
+    for k, v in s["us_per_io"].items():
+        r, c = k.split(" | ", 1)
+        if c == "idle":
+            continue
+        lab = next((b[0] for b in BUCKETS if b[1](r, c)), "unsorted")
+        out[lab] += v
+    return out
 
 
 def s_job(g, s):
