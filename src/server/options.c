@@ -401,11 +401,11 @@ const struct srv_opt srv_opts[] = {
 	  .help = "SMB3 POSIX extensions: modes, owners, symlinks, POSIX names (docs/posix.md)",
 	  .peer = "Samba" },
 	{ "use sendfile", .type = SRV_OPT_BOOL, .scope = BOTH, G(use_sendfile), S(use_sendfile),
-	  S_SET(use_sendfile_set), .def = "no",
+	  S_SET(use_sendfile_set), .def = "yes",
 	  .help = "a TCP READ of 64 KiB or more goes from the page cache to the socket by "
 		  "sendfile(2); no: read into the response and sent from there (posix "
 		  "store; a DAX share sends from its mapping either way)",
-	  .peer = "Samba" },
+	  .peer = "Samba (default no)" },
 	{ "vfs objects", .arg = "LIST", .type = SRV_OPT_LIST, .scope = BOTH, .hook = hook_vfs,
 	  .def_doc = "streams_xattr",
 	  .help = "only streams_xattr means anything: without it, no named streams",
