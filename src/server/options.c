@@ -402,7 +402,7 @@ const struct srv_opt srv_opts[] = {
 	  .peer = "Samba" },
 	{ "use sendfile", .type = SRV_OPT_BOOL, .scope = BOTH, G(use_sendfile), S(use_sendfile),
 	  S_SET(use_sendfile_set), .def = "yes",
-	  .help = "a TCP READ of 64 KiB or more goes from the page cache to the socket by "
+	  .help = "a TCP READ of 16 KiB or more goes from the page cache to the socket by "
 		  "sendfile(2); no: read into the response and sent from there (posix "
 		  "store; a DAX share sends from its mapping either way)",
 	  .peer = "Samba (default no)" },

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # "use sendfile" (Samba's name, per share or in [global]): with yes, a
-# lone TCP READ of 64 KiB or more on the posix store goes from the page
+# lone TCP READ of 16 KiB or more on the posix store goes from the page
 # cache to the socket by sendfile(2); with no, it is read into the
 # response and sent from there. Both give the file's bytes (rdax get,
 # fio's verify, a READ across EOF); the workers' tcp_zero_copy_bytes
