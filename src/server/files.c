@@ -402,6 +402,38 @@ int srv_file_unlink_now_locked(struct srv_file *f, struct srv_ident *id)
 	return 0;
 }
 
+/* A stream of f is open, or still held: its delete waits for them. */
+bool srv_file_has_streams_locked(struct srv_file *f)
+{
+	struct srv_file_shard *sd = shard_of(f->share, f->dev, f->ino);
+	struct list_head *pos;
+	bool any = false;
+
+	pthread_mutex_lock(&sd->lock);
+	list_for_each(pos, &sd->files) {
+		if (list_entry(pos, struct srv_file, link)->base == f) {
+			any = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sd->lock);
+	return any;
+}
+
+/*
+ * Nameless, with no open left: out of the table now, not at its last
+ * reference (the breaking list's, a waiter's), so a new file that gets
+ * its inode number never meets its state.
+ */
+void srv_file_unhash_locked(struct srv_file *f)
+{
+	struct srv_file_shard *sd = shard_of(f->share, f->dev, f->ino);
+
+	pthread_mutex_lock(&sd->lock);
+	list_del(&f->link);
+	pthread_mutex_unlock(&sd->lock);
+}
+
 /* The file st at name was renamed over: its opens keep it, nameless. */
 void srv_file_replaced(struct srv_share *sh, const struct stat *st, const char *name)
 {

@@ -227,7 +227,24 @@ void srv_open_leave_file(struct srv_open *o)
 			pr_warn("[%s] POSIX delete of %s: %s", o->share->name, gone,
 				strerror(-ret));
 		unlinked = !ret;
+	} else if (f->delete_pending && !f->unlinked && list_empty(&f->opens) &&
+		   !srv_file_has_streams_locked(f)) {
+		/*
+		 * The last handle: the name goes before this CLOSE is
+		 * answered, not when the last reference does (a break the
+		 * timer has not looked at yet, a waiter), so the client's
+		 * next CREATE of the name finds it free.
+		 */
+		snprintf(gone, sizeof(gone), "%s", f->path);
+		ret = srv_file_unlink_now_locked(f, f->delete_ident);
+		if (ret)
+			pr_warn("[%s] delete on close of %s as %s: %s", o->share->name, gone,
+				f->delete_ident ? f->delete_ident->name : "rdaxd",
+				strerror(-ret));
+		unlinked = !ret;
 	}
+	if (f->unlinked && list_empty(&f->opens))
+		srv_file_unhash_locked(f);
 	srv_file_wake_locked(f);
 	pthread_mutex_unlock(&f->lock);
 	srv_ident_put(&old);

@@ -1289,6 +1289,8 @@ bool srv_file_delete_pending(struct srv_file *f);
 int srv_file_set_delete(struct srv_file *f, bool del, struct srv_ident *id);
 int srv_file_rename(struct srv_file *f, const char *to, bool replace);
 int srv_file_unlink_now_locked(struct srv_file *f, struct srv_ident *id);
+bool srv_file_has_streams_locked(struct srv_file *f);
+void srv_file_unhash_locked(struct srv_file *f);
 void srv_file_replaced(struct srv_share *sh, const struct stat *st, const char *name);
 bool srv_file_open_by_anyone(struct srv_share *sh, const struct stat *st);
 bool srv_file_unlinked(struct srv_file *f);

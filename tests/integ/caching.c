@@ -11,6 +11,11 @@
  *   purge      a disconnected durable open whose share mode refuses a new
  *              open is closed for it: the open succeeds, the reconnect
  *              finds nothing
+ *   unlink     a file whose lease was broken and acknowledged, closed and
+ *              then deleted on close: its name is gone when the CLOSE is
+ *              answered, so a FILE_CREATE of it at once succeeds (the
+ *              break's bookkeeping outlived the handles: cifs.ko's
+ *              rm + cp in xfstests generic/087 got "File exists")
  *   flood      more opens that each wait for a break than a connection
  *              may have waiting: the rest get STATUS_INSUFFICIENT_RESOURCES,
  *              the waiting ones finish when the holder goes
@@ -62,8 +67,9 @@ struct cr_out {
 	bool qfid;
 };
 
-/* The ShareAccess of the CREATEs sent */
+/* The ShareAccess and CreateOptions of the CREATEs sent */
 static uint32_t create_share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+static uint32_t create_options;
 
 /* Send a CREATE (not waiting for it): its MessageId. */
 static uint64_t create_send(struct raw *r, const char *name, uint32_t access, uint32_t disp,
@@ -80,6 +86,7 @@ static uint64_t create_send(struct raw *r, const char *name, uint32_t access, ui
 	c.desired_access = access;
 	c.file_attributes = FILE_ATTRIBUTE_NORMAL;
 	c.share_access = create_share;
+	c.options = create_options;
 	c.disposition = disp;
 	c.name.p = n16;
 	c.name.len = n < 0 ? 0 : (uint32_t)n;
@@ -526,6 +533,88 @@ static void case_flood(void)
 	raw_close(&b);
 }
 
+/* The next break notification on r (MessageId all ones), within 5 s. */
+static int recv_break(struct raw *r)
+{
+	long n;
+
+	for (;;) {
+		n = tcp_recv_msg(r->fd, &r->rx, &r->rx_cap, 1u << 20, 5000);
+		if (n < 0)
+			return (int)n;
+		if (n >= SMB2_HDR_SIZE && get_le64(r->rx + 24) == UINT64_MAX)
+			return 0;
+	}
+}
+
+#define UNLINK_ROUNDS 8
+
+static void case_unlink(void)
+{
+	struct raw a, b;
+	struct cr_out o, ob, d;
+	uint8_t key[16], ga[16], gb[16], ctx[256];
+	int i, broken = 0, acked = 0, gone = 0;
+	uint32_t last = 0;
+	char name[64];
+	size_t n;
+
+	fill(ga, 0xA7);
+	fill(gb, 0xB7);
+	if (session(&a, &user1, ga) || session(&b, &user1, gb))
+		return;
+	for (i = 0; i < UNLINK_ROUNDS; i++) {
+		snprintf(name, sizeof(name), "unlink-%d.txt", i);
+		fill(key, (uint8_t)(0x40 + i));
+		n = contexts(ctx, sizeof(ctx), key, SMB2_LEASE_RWH, NULL, 0, NULL);
+		create(&a, name, FILE_GENERIC_READ | FILE_GENERIC_WRITE, FILE_OVERWRITE_IF,
+		       SMB2_OPLOCK_LEVEL_LEASE, ctx, n, &o);
+		if (o.status || !o.lease || o.lc.state != SMB2_LEASE_RWH) {
+			EXPECT(0, "round %d: an RWH lease on %s (%s)", i, name, raw_sname(o.status));
+			break;
+		}
+		/* B's write open breaks A's lease to RH: B waits for the ack */
+		create_send(&b, name, FILE_GENERIC_WRITE, FILE_OPEN, SMB2_OPLOCK_LEVEL_NONE, NULL, 0);
+		if (!recv_break(&a)) {
+			broken++;
+			if (!lease_ack(&a, key, SMB2_LEASE_READ | SMB2_LEASE_HANDLE))
+				acked++;
+		}
+		if (recv_rsp(&b, false) || b.status) {
+			EXPECT(0, "round %d: B's open after the break (%s)", i, raw_sname(b.status));
+			break;
+		}
+		create_parse(&b, &ob);
+		raw_close_fid(&b, &ob.fid);
+		raw_close_fid(&a, &o.fid);
+		/* rm: open for delete on close, close */
+		create_options = FILE_DELETE_ON_CLOSE;
+		create(&a, name, DELETE_ACCESS, FILE_OPEN, SMB2_OPLOCK_LEVEL_NONE, NULL, 0, &d);
+		create_options = 0;
+		if (d.status) {
+			EXPECT(0, "round %d: open for delete (%s)", i, raw_sname(d.status));
+			break;
+		}
+		raw_close_fid(&a, &d.fid);
+		/* cp: create it again, at once */
+		create(&a, name, FILE_GENERIC_READ | FILE_GENERIC_WRITE, FILE_CREATE,
+		       SMB2_OPLOCK_LEVEL_NONE, NULL, 0, &d);
+		last = d.status;
+		if (d.status)
+			continue;
+		gone++;
+		raw_close_fid(&a, &d.fid);
+	}
+	EXPECT(broken == UNLINK_ROUNDS && acked == UNLINK_ROUNDS,
+	       "each round's lease broken (%d) and acknowledged (%d)", broken, acked);
+	EXPECT(gone == UNLINK_ROUNDS,
+	       "the name is gone when the delete's CLOSE is answered: %d of %d created again at once%s%s",
+	       gone, UNLINK_ROUNDS, gone == UNLINK_ROUNDS ? "" : ", last: ",
+	       gone == UNLINK_ROUNDS ? "" : raw_sname(last));
+	raw_close(&a);
+	raw_close(&b);
+}
+
 /* Wait for the test script: it touches DIR/NAME. */
 static void wait_for(const char *name)
 {
@@ -695,6 +784,7 @@ static const struct {
 	{ "cifs", case_cifs },
 	{ "purge", case_purge },
 	{ "flood", case_flood },
+	{ "unlink", case_unlink },
 	{ "nolease", case_nolease },
 };
 
@@ -703,7 +793,7 @@ int main(int argc, char **argv)
 	size_t i;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: caching HOST PORT SHARE acks|reconnect|cifs|purge|flood|persist|nolease\n");
+		fprintf(stderr, "usage: caching HOST PORT SHARE acks|reconnect|cifs|purge|flood|unlink|persist|nolease\n");
 		return 2;
 	}
 	host = argv[1];

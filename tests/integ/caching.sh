@@ -39,7 +39,7 @@ sed 's/^/    /' "$T/nolease.out"
 [ $rc = 0 ] && ok "oplocks = no on a share: no lease, no oplock there" ||
 	not_ok "a share with oplocks = no (exit $rc)"
 
-for c in acks reconnect cifs purge flood; do
+for c in acks reconnect cifs purge flood unlink; do
 	"$BIN" 127.0.0.1 "$PORT" data "$c" >"$T/$c.out" 2>&1
 	rc=$?
 	sed 's/^/    /' "$T/$c.out"
@@ -65,4 +65,23 @@ grep -q 'leases 0 .* durable_disconnected 0 ' "$T/cst" &&
 grep -q 'durable_reconnects 2 ' "$T/cst" && ok "SIGUSR1 counts the two durable reconnects" ||
 	not_ok "SIGUSR1 does not count the reconnects"
 check "SIGTERM stops rdaxd cleanly" stop_rdaxd
+
+# the calibration: Samba smbd frees the name by the delete's CLOSE too
+if [ "$(id -u)" = 0 ] && command -v smbd >/dev/null; then
+	. "$top/tools/lib/smbd.sh"
+	if scratch_smbd "$T/smbd" data; then
+		pids="$pids $SMBD_PID"
+		chmod 0777 "$T/smbd/data"
+		CACHE_USER=root CACHE_PW=$(cat "$T/smbd/root.pw") \
+			"$BIN" 127.0.0.1 "$SMBD_PORT" data unlink >"$T/smbd-unlink.out" 2>&1
+		rc=$?
+		sed 's/^/    /' "$T/smbd-unlink.out"
+		[ $rc = 0 ] && ok "caching unlink against Samba smbd (the calibration)" ||
+			not_ok "caching unlink against Samba smbd (exit $rc)"
+	else
+		not_ok "smbd did not start"
+	fi
+else
+	skip_case smbd "smbd (tools/deps.sh installs samba) must run as root"
+fi
 finish
