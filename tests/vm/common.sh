@@ -178,17 +178,30 @@ vm_peers_dir() {
 	echo "$(vm_cache_dir)/$kver/smbdirect-$key"
 }
 
+# vm_console_why FILE...: the guest kernel's last words in its console
+# logs (a panic, an oops, a power-off), on one line; empty without any
+vm_console_why() {
+	_w=$(grep -hE 'corruption|kernel BUG|Kernel panic|BUG:|Oops|RIP:|Workqueue:|general protection|Out of memory|reboot: |Power down' \
+		"$@" 2>/dev/null | sed 's/^\[ *[0-9.]*\] //' | awk '!seen[$0]++' | head -n 6 |
+		tr '\n' ';')
+	[ -n "$_w" ] || _w=$(tail -q -n 2 "$@" 2>/dev/null | sed 's/^\[ *[0-9.]*\] //' | tr '\n' ';')
+	echo "$_w" | tr -d '\r' | cut -c1-600
+}
+
 # vm_tap_compare TAP WHY NAME...: the guest's TAP lines in file TAP
 # against the checks its suite declared (NAME..., from SUITE --list):
 # each declared check with no line is "not ok NAME - no result" (WHY: how
 # the run ended), unless the guest said beforehand what it is then: the
 # last "# if-stopped ok NAME ..." line (a suite about to do what may take
 # the guest down). A line of a name not declared, or a second line of
-# one, fails the plan. Returns 1 when it printed any "not ok".
+# one, fails the plan. The first check with no result also carries the
+# guest console's last kernel words (VM_CONSOLE: its files, default
+# build/vm/console.log). Returns 1 when it printed any "not ok".
 vm_tap_compare() {
 	_tap=$1 _why=$2
 	shift 2
 	_bad=0
+	_said=0
 	for _n in "$@"; do
 		grep -qE "^(not )?ok $_n( |\$)" "$_tap" && continue
 		_alt=$(grep -E "^# if-stopped (not )?ok $_n( |\$)" "$_tap" | tail -n 1)
@@ -197,7 +210,14 @@ vm_tap_compare() {
 			case $_alt in "# if-stopped not ok"*) _bad=1 ;; esac
 			continue
 		fi
-		echo "not ok $_n - no result: the guest stopped before it ($_why)"
+		_con=
+		if [ $_said = 0 ]; then
+			# shellcheck disable=SC2086
+			_con=$(vm_console_why ${VM_CONSOLE:-build/vm/console.log})
+			_con=${_con:+; the guest console: $_con}
+			_said=1
+		fi
+		echo "not ok $_n - no result: the guest stopped before it ($_why$_con)"
 		_bad=1
 	done
 	for _n in $(sed -nE 's/^(not )?ok ([^ ]+).*/\2/p' "$_tap" | sort | uniq -c |
