@@ -150,6 +150,8 @@ start_rdaxd() {
 	fi
 	# each test server its own control socket (rdaxctl -s $RDAXD_CTL)
 	RDAXD_CTL=$T/$name.ctl
+	# a NAME used before holds the last server's "ready": only this one's
+	rm -f "$T/$name.log"
 	"$RDAXD" --listen "tcp://127.0.0.1:$PORT" --control "$RDAXD_CTL" "$@" >"$T/$name.log" 2>&1 &
 	RDAXD_PID=$!
 	pids="$pids $RDAXD_PID"
@@ -257,6 +259,7 @@ make_user() {
 start_relay() {
 	[ -x "$B/tests/relay" ] || die "$B/tests/relay not built (make tests)"
 	RPORT=$(free_port)
+	rm -f "$T/relay.$RPORT.log"
 	"$B/tests/relay" "$@" "$RPORT" "$PORT" >"$T/relay.$RPORT.log" 2>&1 &
 	RELAY_PID=$!
 	pids="$pids $RELAY_PID"

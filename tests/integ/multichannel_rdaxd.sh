@@ -26,6 +26,7 @@ rdaxd_mc() {
 	path = $T/rshare
 	read only = no
 CONF
+	rm -f "$T/rdaxd.$_mc.log"
 	ip netns exec "$NS_S" "$RDAXD" --config "$T/rdaxd.$_mc.conf" >"$T/rdaxd.$_mc.log" 2>&1 &
 	SRV_PID=$!
 	pids="$pids $SRV_PID"
