@@ -20,7 +20,7 @@ printf '%s = demo\n' "$(id -un)" >"$T/map"
 printf 'demo-password\n' | "$B/rdax" passwd --passdb "$T/passdb" demo 2>/dev/null
 printf 'demo-password\n' >"$T/pw"
 chmod 600 "$T/pw"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(python3 "$top/tools/lib/free-port.py")
 "$B/rdaxd" --share demo="$T/share" --passdb "$T/passdb" --username-map "$T/map" \
 	--listen "tcp://127.0.0.1:$port" >"$T/rdaxd.log" 2>&1 &
 pid=$!

@@ -68,7 +68,7 @@ cat >"$T/smb.conf" <<CONF
 	guest ok = yes
 	read only = no
 CONF
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PORT=$(python3 "$top/tools/lib/free-port.py")
 "$RDAXD" --config "$T/smb.conf" --listen "tcp://127.0.0.1:$PORT" >"$T/rdaxd.log" 2>&1 &
 rpid=$!
 pids="$pids $rpid"

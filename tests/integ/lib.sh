@@ -124,8 +124,9 @@ finish() {
 	exit 0
 }
 
+# free_port [ADDR]: a port to listen on, below the ephemeral range
 free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+	python3 "$top/tools/lib/free-port.py" "$@"
 }
 
 # need CMD...: programs the test cannot run without. tools/deps.sh

@@ -15,7 +15,7 @@ rdaxd_mc() {
 	_mc=$1
 	share_dir "$T/rshare"
 	make_user "$T/passdb" bob 'mc pass 1'
-	PORT=$(ip netns exec "$NS_S" python3 -c 'import socket; s=socket.socket(); s.bind(("'$SA'",0)); print(s.getsockname()[1])')
+	PORT=$(ip netns exec "$NS_S" python3 "$top/tools/lib/free-port.py" "$SA")
 	cat >"$T/rdaxd.$_mc.conf" <<CONF
 [global]
 	listen = tcp://$SA:$PORT, tcp://$SB:$PORT, tcp://$SC:$PORT

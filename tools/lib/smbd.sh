@@ -25,7 +25,10 @@ scratch_smbd() {
 	_a0=${_addrs%% *}
 	_ns=""
 	[ -n "${SMBD_NETNS:-}" ] && _ns="ip netns exec $SMBD_NETNS"
-	SMBD_PORT=$($_ns python3 -c 'import socket, sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$_a0") || return 1
+	# sourced from the tree's top (or with $top set): its port helper
+	_fp=${top:-.}/tools/lib/free-port.py
+	[ -f "$_fp" ] || _fp=tools/lib/free-port.py
+	SMBD_PORT=$($_ns python3 "$_fp" "$_a0") || return 1
 	_ifs=""
 	for _a in $_addrs; do
 		_ifs="$_ifs \"$_a${SMBD_IFOPTS:-}\""
