@@ -122,7 +122,14 @@ linkdrop() {
 	facts="$facts rdaxd: durable_kept $(delta durable_kept), durable_reconnects $(delta durable_reconnects)"
 	facts="$facts ($rec reconnect log lines, $kept kept), durable_expired $(delta durable_expired),"
 	facts="$facts leases made $(delta made), breaks $(delta breaks)"
-	if [ -z "$msg" ]; then
+	# Over SMB-Direct the RC QPs' retries can outlast the cut (a 13.3 s
+	# one under TCG, once): then neither side saw the connection go, and
+	# there was no reconnect to check. fio must still have verified.
+	if [ "${inst:-1}" -le 1 ] && [ "$rec" = 0 ] && [ "$kept" = 0 ] &&
+		[ "$(delta durable_kept)" = 0 ] && [ $frc = 0 ] &&
+		grep -q 'err= 0' "$T/fio.out"; then
+		skip "$name" "the connection outlived the cut (neither cifs.ko nor rdaxd saw it go), no reconnect to check: $facts"
+	elif [ -z "$msg" ]; then
 		ok "$name" "$facts"
 	else
 		not_ok "$name" "$msg ($facts)"
